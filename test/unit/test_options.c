@@ -1,0 +1,102 @@
+/* The option table: config files and command lines set the same options, and
+ * every bad input names where it is. */
+#include "options.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static long hz_int;
+static double ratio;
+static bool flag;
+static char *out;
+
+static const struct pl_option table[] = {
+	{ "hz", PL_OPT_INT, &hz_int, 1, 1000, "N", "rate" },
+	{ "stall_ratio", PL_OPT_DOUBLE, &ratio, 0, 1, "R", "ratio" },
+	{ "foreground", PL_OPT_BOOL, &flag, 0, 0, NULL, "stay in front" },
+	{ "out", PL_OPT_STRING, &out, 0, 0, "PATH", "output" },
+	PL_OPT_END,
+};
+
+static char *write_tmp(const char *text)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/pl-test-options-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		abort();
+	close(fd);
+	return path;
+}
+
+int main(void)
+{
+	char err[PL_ERRBUF] = "";
+	char *path;
+	int next;
+	char *argv1[] = { "prog", "--hz=20", "--stall-ratio", "0.5", "--foreground", "--out",
+			  "/x", "rest", NULL };
+	char *argv2[] = { "prog", "--hz", "0", NULL };
+	char *argv3[] = { "prog", "--bogus", NULL };
+	char *argv4[] = { "prog", "--out", NULL };
+
+	path = write_tmp("# comment\n\nhz = 25\nstall-ratio=0.25 # trailing\nout = \"/a b\"\n"
+			 "foreground = yes\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0, "good file loads (%s)", err);
+	TAP_OK(hz_int == 25 && ratio == 0.25 && flag && out && strcmp(out, "/a b") == 0,
+	       "values from the file");
+	unlink(path);
+
+	path = write_tmp("hz = 25\n\nhz = 2000\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL, "out of range refused");
+	TAP_OK(strstr(err, ":3: hz: 2000 is outside") != NULL, "error names file:line (%s)", err);
+	unlink(path);
+
+	path = write_tmp("hz 25\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, ":1: expected 'key = value'"),
+	       "line without '=' refused (%s)", err);
+	unlink(path);
+
+	path = write_tmp("colour = blue\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, ":1: unknown key 'colour'"),
+	       "unknown key refused (%s)", err);
+	unlink(path);
+
+	path = write_tmp("out = \"open\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, "unterminated quote"),
+	       "unterminated quote refused (%s)", err);
+	unlink(path);
+
+	path = write_tmp("foreground = maybe\n");
+	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, "not a boolean"),
+	       "bad boolean refused (%s)", err);
+	unlink(path);
+
+	TAP_OK(pl__config_load(table, "/nonexistent/perflink.conf", err, sizeof(err)) == -ENOENT,
+	       "missing file is -ENOENT");
+
+	flag = false;
+	TAP_OK(pl__options_parse_argv(table, 8, argv1, &next, err, sizeof(err)) == 0,
+	       "argv parses");
+	TAP_OK(hz_int == 20 && ratio == 0.5 && flag && strcmp(out, "/x") == 0 && next == 7,
+	       "argv values, stops at the first operand");
+	TAP_OK(pl__options_parse_argv(table, 3, argv2, &next, err, sizeof(err)) == -EINVAL,
+	       "argv out of range (%s)", err);
+	TAP_OK(pl__options_parse_argv(table, 2, argv3, &next, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, "--bogus"),
+	       "unknown flag named (%s)", err);
+	TAP_OK(pl__options_parse_argv(table, 2, argv4, &next, err, sizeof(err)) == -EINVAL &&
+		       strstr(err, "needs a value"),
+	       "missing value (%s)", err);
+	pl__options_free(table);
+	TAP_OK(out == NULL, "strings freed");
+	return tap_done();
+}
