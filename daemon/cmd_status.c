@@ -1,0 +1,9 @@
+/* Placeholder until the status command lands; see the issue. */
+#include "cli.h"
+#include <stdio.h>
+int pl__cmd_status(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "%s: not built yet\n", argv[0]);
+	return 1;
+}
