@@ -1,0 +1,39 @@
+/* libFuzzer target: every /proc parser in common/proc_parse.h on arbitrary
+ * bytes. The parsers take NUL-terminated text, so the input is copied into a
+ * terminated buffer (an embedded NUL just ends the text early, as it would
+ * for a /proc file read through pl__procfile_read). */
+#include "proc_parse.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const keys[] = { "MemFree", "Dirty", "compact_stall", "allocstall",
+					     "Pss", "wchar" };
+	char *text = malloc(size + 1);
+	struct pl_pid_stat st;
+	struct pl_pid_io io;
+	struct pl_diskstat d;
+	struct pl_psi psi;
+	uint64_t vals[6];
+	const char *cur;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+
+	pl__parse_pid_stat(text, &st);
+	pl__parse_pid_io(text, &io);
+	pl__parse_keyed_u64(text, keys, 6, vals);
+	pl__parse_pressure(text, &psi);
+	cur = text;
+	while (pl__parse_diskstats_next(&cur, &d) != 0)
+		;
+	free(text);
+	return 0;
+}
