@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the rig's initramfs: busybox, the kernel modules the scenarios need
+# (with their dependencies, in load order), the given programs with the
+# shared libraries they link, and the scenario scripts.
+#
+#   mkinitramfs.sh KERNEL_DIR OUT.cpio [PROGRAM...]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kdir=$1
+out=$2
+shift 2
+version=$(cat "$kdir/version")
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,lib,lib64,usr/bin,usr/lib,scenarios,modules}
+cp /bin/busybox "$stage/bin/busybox"
+install -m 0755 "$here/init" "$stage/init"
+cp "$here"/scenarios/*.sh "$stage/scenarios/"
+
+# Module set: USB gadget over dummy_hcd, V4L2 vivid, CUSE. dummy_hcd runs at
+# high speed by default; scenarios that want SuperSpeed reload it.
+modules="configfs libcomposite usb_f_fs dummy_hcd vivid cuse"
+: >"$stage/etc/modules.order"
+for m in $modules; do
+	modprobe -d "$kdir/root" -S "$version" --show-depends "$m" 2>/dev/null |
+		awk '$1 == "insmod" {print $2}'
+done | awk '!seen[$0]++' | while read -r ko; do
+	base=$(basename "$ko")
+	cp "$ko" "$stage/modules/$base"
+	echo "/modules/$base" >>"$stage/etc/modules.order"
+done
+
+# Programs and their shared libraries, at the same paths as on this machine.
+for prog in "$@"; do
+	install -m 0755 "$prog" "$stage/usr/bin/$(basename "$prog")"
+	ldd "$prog" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' |
+		while read -r lib; do
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+done
+
+# /dev/console must exist before devtmpfs is mounted, or /init has no output
+(cd "$stage" && mknod -m 600 dev/console c 5 1 && find . | cpio -o -H newc --quiet) >"$out"
