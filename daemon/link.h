@@ -1,0 +1,75 @@
+/* The device end of the link: a FunctionFS gadget sending and receiving
+ * perflink wire messages (docs/wire.md) with native AIO, driven by the
+ * daemon's event loop.
+ *
+ * Frames are latency-critical: one that does not fit the in-flight budget is
+ * held, not sent, and a newer frame replaces a held one (counted). Other
+ * messages wait in a bounded queue under a deadline; when the host has taken
+ * nothing for that long, the gadget is dropped and re-armed so the host
+ * enumerates it afresh. Not thread-safe: the loop's thread owns the link. */
+#ifndef PL_DAEMON_LINK_H
+#define PL_DAEMON_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event_loop.h"
+#include "gadget_configfs.h"
+#include "link_aio_tx.h"
+#include "link_aio_rx.h"
+#include "wire.h"
+
+struct pl_link;
+
+struct pl_link_config {
+	const char *ffs_dir;         /* a mounted functionfs instance */
+	bool setup_gadget;           /* make the gadget through configfs first */
+	struct pl_gadget_config gadget;
+	size_t chunk_bytes;          /* --write-chunk: 8192 default, 16384 allowed */
+	size_t budget_bytes;         /* in flight at most, default 1 MiB */
+	size_t max_message_bytes;
+	unsigned rx_depth;           /* OUT reads queued, at least 8 */
+	size_t rx_read_bytes;
+	uint64_t deadline_ns;        /* how long other messages may wait */
+	size_t queue_bytes;          /* bound on waiting non-frame messages */
+};
+
+struct pl_link_handlers {
+	void (*up)(void *ctx, unsigned packet_size);
+	void (*down)(void *ctx, const char *why);
+	/* A checked message from the host. payload valid during the call. */
+	void (*message)(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload);
+	/* Room opened in the budget (a good moment to offer the next frame). */
+	void (*writable)(void *ctx);
+};
+
+struct pl_link_stats {
+	bool up;
+	unsigned packet_size;
+	uint64_t frames_sent, frames_held, frames_replaced; /* replaced: a held one lost */
+	uint64_t messages_sent, messages_queued_now, messages_dropped;
+	uint64_t rearms;
+	struct pl_aio_send_diag last_send;
+	uint64_t last_wait_ns; /* how long the last sent message waited for room */
+	struct pl_aio_tx_totals tx;
+	struct pl_aio_rx_totals rx;
+	uint64_t rx_messages;
+	uint64_t rx_errors[PL_WIRE_ERROR_COUNT];
+};
+
+void pl__link_config_default(struct pl_link_config *cfg);
+int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct pl_loop *loop,
+		  const struct pl_link_handlers *h, void *ctx);
+/* Send a frame now, or hold it (copied) if the budget is full. 0 when sent,
+ * 1 when held, -ENOTCONN when the host is not there, other -errno. */
+int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
+			const void *payload, size_t len);
+/* Send any other message now or queue it (copied). 0 sent, 1 queued,
+ * -ENOBUFS when the queue is full (dropped and counted), -ENOTCONN. */
+int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len);
+bool pl__link_is_up(const struct pl_link *l);
+void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out);
+void pl__link_close(struct pl_link *l);
+
+#endif

@@ -1,0 +1,196 @@
+/* See link_aio_rx.h. */
+#include "link_aio_rx.h"
+#include "log.h"
+
+#include <errno.h>
+#include <libaio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+struct pl_aio_rx {
+	io_context_t ctx;
+	int efd, ep_fd;
+	unsigned depth;
+	size_t read_bytes;
+	uint8_t *bufs;
+	struct iocb *iocbs;
+	bool *queued;
+	struct io_event *events;
+	pl__aio_rx_cb cb;
+	void *cb_ctx;
+	struct pl_aio_rx_totals totals;
+	struct pl__ratelimit error_rl;
+};
+
+int pl__aio_rx_open(struct pl_aio_rx **out, unsigned depth, size_t read_bytes,
+		    pl__aio_rx_cb cb, void *ctx)
+{
+	struct pl_aio_rx *rx;
+	int err;
+
+	if (depth == 0 || read_bytes == 0)
+		return -EINVAL;
+	rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return -ENOMEM;
+	rx->efd = rx->ep_fd = -1;
+	rx->depth = depth;
+	rx->read_bytes = read_bytes;
+	rx->cb = cb;
+	rx->cb_ctx = ctx;
+	rx->error_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
+	rx->bufs = malloc((size_t)depth * read_bytes);
+	rx->iocbs = calloc(depth, sizeof(*rx->iocbs));
+	rx->queued = calloc(depth, sizeof(*rx->queued));
+	rx->events = calloc(depth, sizeof(*rx->events));
+	if (!rx->bufs || !rx->iocbs || !rx->queued || !rx->events) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	rx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rx->efd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if ((err = io_setup((int)depth, &rx->ctx)) < 0) {
+		pl__log_warnc(err, "io_setup(%u) for OUT reads", depth);
+		goto fail;
+	}
+	*out = rx;
+	return 0;
+fail:
+	pl__aio_rx_close(rx);
+	return err;
+}
+
+int pl__aio_rx_eventfd(const struct pl_aio_rx *rx)
+{
+	return rx->efd;
+}
+
+static int queue_read(struct pl_aio_rx *rx, unsigned i)
+{
+	struct iocb *cb = &rx->iocbs[i];
+	struct iocb *one[1] = { cb };
+	int n;
+
+	io_prep_pread(cb, rx->ep_fd, rx->bufs + (size_t)i * rx->read_bytes, rx->read_bytes, 0);
+	io_set_eventfd(cb, rx->efd);
+	cb->data = (void *)(uintptr_t)i;
+	n = io_submit(rx->ctx, 1, one);
+	if (n != 1)
+		return n < 0 ? n : -EIO;
+	rx->queued[i] = true;
+	return 0;
+}
+
+int pl__aio_rx_attach(struct pl_aio_rx *rx, int ep_fd)
+{
+	unsigned i;
+	int err;
+
+	rx->ep_fd = ep_fd;
+	for (i = 0; i < rx->depth; i++) {
+		if ((err = queue_read(rx, i)) < 0) {
+			pl__log_warnc(err, "link: queueing OUT read %u", i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, bool requeue)
+{
+	int n, i;
+
+	do
+		n = io_getevents(rx->ctx, min_nr, (long)rx->depth, rx->events, timeout);
+	while (n == -EINTR);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		unsigned idx = (unsigned)(uintptr_t)rx->events[i].data;
+		long res = (long)rx->events[i].res;
+
+		if (idx >= rx->depth)
+			continue;
+		rx->queued[idx] = false;
+		if (res > 0) {
+			rx->totals.reads++;
+			rx->totals.bytes += (uint64_t)res;
+			rx->cb(rx->cb_ctx, rx->bufs + (size_t)idx * rx->read_bytes, (size_t)res);
+		} else if (res == -EPIPE) {
+			rx->totals.requeued_after_epipe++;
+		} else if (res < 0) {
+			rx->totals.failed_reads++;
+			rx->totals.last_error = (int)res;
+			pl__log_warnx_limited(&rx->error_rl, "link: an OUT read failed: %s",
+					      strerror((int)-res));
+			/* a failing endpoint is going away: do not spin on it */
+			if (res != -EINTR)
+				continue;
+		}
+		if (requeue && rx->ep_fd >= 0 && queue_read(rx, idx) < 0)
+			pl__log_warnx_limited(&rx->error_rl, "link: cannot requeue OUT read");
+	}
+	return n;
+}
+
+int pl__aio_rx_reap(struct pl_aio_rx *rx)
+{
+	struct timespec zero = { 0, 0 };
+	uint64_t count;
+
+	if (read(rx->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -errno;
+	return collect(rx, 0, &zero, true);
+}
+
+void pl__aio_rx_detach(struct pl_aio_rx *rx)
+{
+	struct timespec wait = { 0, 200 * 1000 * 1000 };
+	struct io_event ev;
+	unsigned i, left = 0;
+
+	for (i = 0; i < rx->depth; i++) {
+		if (rx->queued[i]) {
+			io_cancel(rx->ctx, &rx->iocbs[i], &ev);
+			left++;
+		}
+	}
+	rx->ep_fd = -1;
+	while (left > 0) {
+		int n = collect(rx, 1, &wait, false);
+
+		if (n <= 0)
+			break;
+		left = 0;
+		for (i = 0; i < rx->depth; i++)
+			left += rx->queued[i];
+	}
+}
+
+void pl__aio_rx_get_totals(const struct pl_aio_rx *rx, struct pl_aio_rx_totals *out)
+{
+	*out = rx->totals;
+}
+
+void pl__aio_rx_close(struct pl_aio_rx *rx)
+{
+	if (!rx)
+		return;
+	if (rx->ep_fd >= 0)
+		pl__aio_rx_detach(rx);
+	if (rx->ctx)
+		io_destroy(rx->ctx);
+	if (rx->efd >= 0)
+		close(rx->efd);
+	free(rx->bufs);
+	free(rx->iocbs);
+	free(rx->queued);
+	free(rx->events);
+	free(rx);
+}

@@ -1,0 +1,401 @@
+/* See link_aio_tx.h. */
+#include "link_aio_tx.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <libaio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* One message in flight: the requests not yet completed and when it went. */
+struct inflight_msg {
+	uint64_t submit_ns;
+	size_t bytes;
+	unsigned pending;
+	struct inflight_msg *next; /* oldest first */
+};
+
+/* A request is cut from at most this many pieces: a chunk boundary can fall
+ * inside every piece of the message, so a chunk spans at most all of them. */
+#define REQ_IOV PL_AIO_TX_MAX_IOV
+
+struct pl_aio_tx {
+	struct pl_aio_tx_config cfg;
+	struct iovec (*req_iov)[REQ_IOV]; /* per iocb, parallel to iocbs */
+	io_context_t ctx;
+	int efd;
+	int ep_fd;
+	unsigned nr_iocbs;
+	struct iocb *iocbs;
+	struct iocb **free_iocbs; /* stack */
+	unsigned nr_free;
+	struct iocb **batch;      /* scratch for one io_submit */
+	struct io_event *events;  /* scratch for io_getevents */
+	struct inflight_msg *msgs; /* pool, one per possible request */
+	struct inflight_msg **free_msgs;
+	unsigned nr_free_msgs;
+	struct inflight_msg *oldest, *newest;
+	uint64_t inflight_bytes;
+	struct pl_aio_tx_totals totals;
+	struct pl__ratelimit error_rl;
+};
+
+void pl__aio_tx_config_default(struct pl_aio_tx_config *cfg)
+{
+	cfg->chunk_bytes = 8192;
+	cfg->budget_bytes = 1u << 20;
+	cfg->max_message_bytes = 4u << 20;
+	cfg->packet_size = 512;
+}
+
+int pl__aio_tx_open(struct pl_aio_tx **out, const struct pl_aio_tx_config *cfg)
+{
+	struct pl_aio_tx *tx;
+	unsigned i;
+	int err;
+
+	if (cfg->chunk_bytes == 0 || cfg->budget_bytes == 0 || cfg->max_message_bytes == 0)
+		return -EINVAL;
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		return -ENOMEM;
+	tx->cfg = *cfg;
+	tx->efd = -1;
+	tx->ep_fd = -1;
+	tx->error_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
+	/* Enough requests for a full budget plus one largest message (an idle
+	 * sender takes a message past the budget), plus the end-of-message
+	 * zero-length requests. */
+	tx->nr_iocbs = (unsigned)((cfg->budget_bytes + cfg->max_message_bytes) / cfg->chunk_bytes) +
+		       64;
+	tx->iocbs = calloc(tx->nr_iocbs, sizeof(*tx->iocbs));
+	tx->req_iov = calloc(tx->nr_iocbs, sizeof(*tx->req_iov));
+	tx->free_iocbs = calloc(tx->nr_iocbs, sizeof(*tx->free_iocbs));
+	tx->batch = calloc(tx->nr_iocbs, sizeof(*tx->batch));
+	tx->events = calloc(tx->nr_iocbs, sizeof(*tx->events));
+	tx->msgs = calloc(tx->nr_iocbs, sizeof(*tx->msgs));
+	tx->free_msgs = calloc(tx->nr_iocbs, sizeof(*tx->free_msgs));
+	if (!tx->iocbs || !tx->req_iov || !tx->free_iocbs || !tx->batch || !tx->events || !tx->msgs ||
+	    !tx->free_msgs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < tx->nr_iocbs; i++) {
+		tx->free_iocbs[i] = &tx->iocbs[i];
+		tx->free_msgs[i] = &tx->msgs[i];
+	}
+	tx->nr_free = tx->nr_free_msgs = tx->nr_iocbs;
+	tx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (tx->efd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = io_setup((int)tx->nr_iocbs, &tx->ctx); /* libaio returns -errno */
+	if (err < 0) {
+		pl__log_warnc(err, "io_setup(%u)", tx->nr_iocbs);
+		goto fail;
+	}
+	*out = tx;
+	return 0;
+fail:
+	pl__aio_tx_close(tx);
+	return err;
+}
+
+int pl__aio_tx_eventfd(const struct pl_aio_tx *tx)
+{
+	return tx->efd;
+}
+
+void pl__aio_tx_attach(struct pl_aio_tx *tx, int ep_fd, unsigned packet_size)
+{
+	tx->ep_fd = ep_fd;
+	tx->cfg.packet_size = packet_size;
+}
+
+size_t pl__aio_tx_room(const struct pl_aio_tx *tx)
+{
+	return tx->inflight_bytes >= tx->cfg.budget_bytes
+		       ? 0
+		       : tx->cfg.budget_bytes - (size_t)tx->inflight_bytes;
+}
+
+uint64_t pl__aio_tx_inflight_bytes(const struct pl_aio_tx *tx)
+{
+	return tx->inflight_bytes;
+}
+
+static void release_request(struct pl_aio_tx *tx, struct iocb *cb)
+{
+	struct inflight_msg *m = cb->data;
+
+	tx->free_iocbs[tx->nr_free++] = cb;
+	if (!m || m->pending == 0)
+		return;
+	if (--m->pending > 0)
+		return;
+	/* Whole message done. Messages complete in order on one endpoint, so
+	 * this is normally the oldest; unlink wherever it is to be safe. */
+	tx->inflight_bytes -= m->bytes;
+	if (tx->oldest == m) {
+		tx->oldest = m->next;
+		if (!tx->oldest)
+			tx->newest = NULL;
+	} else {
+		struct inflight_msg *p = tx->oldest;
+
+		while (p && p->next != m)
+			p = p->next;
+		if (p) {
+			p->next = m->next;
+			if (tx->newest == m)
+				tx->newest = p;
+		}
+	}
+	tx->free_msgs[tx->nr_free_msgs++] = m;
+}
+
+/* Fill request cb's iovec with the next up to chunk bytes of the message,
+ * advancing the cursor (piece index and offset in it). */
+static size_t cut_request(struct iovec *out, int *nout, const struct iovec *iov, int iovcnt,
+			  int *piece, size_t *off, size_t chunk)
+{
+	size_t taken = 0;
+
+	*nout = 0;
+	while (taken < chunk && *piece < iovcnt && *nout < REQ_IOV) {
+		size_t left = iov[*piece].iov_len - *off;
+		size_t n = left < chunk - taken ? left : chunk - taken;
+
+		if (n > 0) {
+			out[*nout].iov_base = (char *)iov[*piece].iov_base + *off;
+			out[*nout].iov_len = n;
+			(*nout)++;
+			taken += n;
+			*off += n;
+		}
+		if (*off == iov[*piece].iov_len) {
+			(*piece)++;
+			*off = 0;
+		}
+	}
+	return taken;
+}
+
+int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
+		    struct pl_aio_send_diag *diag)
+{
+	const size_t chunk = tx->cfg.chunk_bytes;
+	struct inflight_msg *m;
+	uint64_t start, now;
+	unsigned nreq, i;
+	size_t len = 0, off = 0;
+	int piece = 0, n;
+	bool zlp;
+
+	if (tx->ep_fd < 0)
+		return -ENOTCONN;
+	if (iovcnt < 1 || iovcnt > PL_AIO_TX_MAX_IOV)
+		return -EINVAL;
+	for (n = 0; n < iovcnt; n++)
+		len += iov[n].iov_len;
+	if (len == 0 || len > tx->cfg.max_message_bytes)
+		return -EMSGSIZE;
+	if (tx->inflight_bytes > 0 && len > pl__aio_tx_room(tx))
+		return -EAGAIN;
+	nreq = (unsigned)((len + chunk - 1) / chunk);
+	/* A message that fills its last packet is followed by a zero-length
+	 * request, so that the host's transfer ends with the message instead
+	 * of waiting for the next one to fill its buffer. */
+	zlp = tx->cfg.packet_size && len % tx->cfg.packet_size == 0;
+	if (nreq + zlp > tx->nr_free || tx->nr_free_msgs == 0)
+		return -EAGAIN;
+
+	now = pl__mono_ns();
+	m = tx->free_msgs[--tx->nr_free_msgs];
+	m->submit_ns = now;
+	m->bytes = len;
+	m->pending = nreq + zlp;
+	m->next = NULL;
+	if (diag) {
+		diag->bytes = len;
+		diag->requests = nreq + zlp;
+		diag->backlog_bytes = tx->inflight_bytes;
+		diag->backlog_ns = tx->oldest ? now - tx->oldest->submit_ns : 0;
+	}
+	for (i = 0; i < nreq + zlp; i++) {
+		struct iocb *cb = tx->free_iocbs[--tx->nr_free];
+		struct iovec *riov = tx->req_iov[cb - tx->iocbs];
+		int nriov = 0;
+
+		if (i < nreq)
+			cut_request(riov, &nriov, iov, iovcnt, &piece, &off, chunk);
+		/* pwritev with no pieces is the zero-length request */
+		io_prep_pwritev(cb, tx->ep_fd, riov, nriov, 0);
+		io_set_eventfd(cb, tx->efd);
+		cb->data = m;
+		tx->batch[i] = cb;
+	}
+	if (tx->newest)
+		tx->newest->next = m;
+	else
+		tx->oldest = m;
+	tx->newest = m;
+	tx->inflight_bytes += len;
+
+	start = pl__mono_ns();
+	n = io_submit(tx->ctx, (long)(nreq + zlp), tx->batch);
+	now = pl__mono_ns();
+	if (n < (int)(nreq + zlp)) {
+		int err = n < 0 ? n : -EIO;
+		unsigned done = n < 0 ? 0 : (unsigned)n;
+
+		/* What was not submitted is released at once; a partial
+		 * message on the wire is skipped by the receiver, which
+		 * resynchronises on the next header (docs/wire.md). */
+		for (i = done; i < nreq + zlp; i++)
+			release_request(tx, tx->batch[i]);
+		if (done)
+			tx->totals.partial_submits++;
+		tx->totals.failed_submits++;
+		pl__log_warnc(err, "link: io_submit of %u requests (%zu bytes) submitted %u",
+			      nreq + zlp, len, done);
+		return err;
+	}
+	tx->totals.messages++;
+	tx->totals.bytes += len;
+	tx->totals.requests += nreq + zlp;
+	if (now - start > tx->totals.max_submit_ns)
+		tx->totals.max_submit_ns = now - start;
+	if (diag) {
+		diag->submit_ns = now - start;
+		if (diag->backlog_bytes > tx->totals.max_backlog_bytes)
+			tx->totals.max_backlog_bytes = diag->backlog_bytes;
+		if (diag->backlog_ns > tx->totals.max_backlog_ns)
+			tx->totals.max_backlog_ns = diag->backlog_ns;
+	}
+	return 0;
+}
+
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+	size_t total = 0;
+
+	while (n-- > 0)
+		total += iov[n].iov_len;
+	return total;
+}
+
+static int collect(struct pl_aio_tx *tx, long min_nr, struct timespec *timeout)
+{
+	int total = 0;
+
+	for (;;) {
+		int n = io_getevents(tx->ctx, min_nr, (long)tx->nr_iocbs, tx->events, timeout);
+		int i;
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++) {
+			struct iocb *cb = tx->events[i].obj;
+			long res = (long)tx->events[i].res;
+
+			if (res < 0) {
+				tx->totals.failed_requests++;
+				tx->totals.last_error = (int)res;
+				pl__log_warnx_limited(&tx->error_rl, "link: a write request failed: %s",
+						      strerror((int)-res));
+			} else if ((size_t)res != iov_bytes(cb->u.v.vec, cb->u.v.nr)) {
+				tx->totals.short_requests++;
+			} else {
+				tx->totals.completed_requests++;
+			}
+			release_request(tx, cb);
+		}
+		total += n;
+		if (n < (int)tx->nr_iocbs || min_nr > 0)
+			return total;
+	}
+}
+
+int pl__aio_tx_reap(struct pl_aio_tx *tx)
+{
+	struct timespec zero = { 0, 0 };
+	uint64_t count;
+
+	/* The eventfd only says "something completed"; the events are the
+	 * truth, so its counter is just drained. */
+	if (read(tx->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return -errno;
+	return collect(tx, 0, &zero);
+}
+
+unsigned pl__aio_tx_detach(struct pl_aio_tx *tx)
+{
+	unsigned outstanding = tx->nr_iocbs - tx->nr_free;
+	unsigned i;
+
+	if (outstanding) {
+		struct io_event ev;
+		struct timespec wait = { 0, 200 * 1000 * 1000 };
+
+		/* Cancel what is queued; -EINPROGRESS means the request is
+		 * being cancelled and still has to be collected (adbd does
+		 * the same). The endpoint going away completes the rest. */
+		for (i = 0; i < tx->nr_iocbs; i++) {
+			struct iocb *cb = &tx->iocbs[i];
+			bool is_free = false;
+			unsigned k;
+
+			for (k = 0; k < tx->nr_free; k++) {
+				if (tx->free_iocbs[k] == cb) {
+					is_free = true;
+					break;
+				}
+			}
+			if (!is_free)
+				io_cancel(tx->ctx, cb, &ev);
+		}
+		while (tx->nr_free < tx->nr_iocbs) {
+			if (collect(tx, 1, &wait) <= 0)
+				break;
+		}
+		if (tx->nr_free < tx->nr_iocbs) {
+			pl__log_warnx("link: %u write requests did not complete after cancel",
+				      tx->nr_iocbs - tx->nr_free);
+		}
+	}
+	tx->ep_fd = -1;
+	return outstanding;
+}
+
+void pl__aio_tx_get_totals(const struct pl_aio_tx *tx, struct pl_aio_tx_totals *out)
+{
+	*out = tx->totals;
+}
+
+void pl__aio_tx_close(struct pl_aio_tx *tx)
+{
+	if (!tx)
+		return;
+	if (tx->ep_fd >= 0)
+		pl__aio_tx_detach(tx);
+	if (tx->ctx)
+		io_destroy(tx->ctx);
+	if (tx->efd >= 0)
+		close(tx->efd);
+	free(tx->iocbs);
+	free(tx->req_iov);
+	free(tx->free_iocbs);
+	free(tx->batch);
+	free(tx->events);
+	free(tx->msgs);
+	free(tx->free_msgs);
+	free(tx);
+}

@@ -1,0 +1,166 @@
+/* See receiver.h. */
+#include "receiver.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pl__receiver_init(struct pl_receiver *r, enum pl_reply_mode reply, uint32_t max_payload,
+		      pl__receiver_send_fn send, void *send_ctx)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->reply = reply;
+	r->send = send;
+	r->send_ctx = send_ctx;
+	r->pad = 512;
+	if ((err = pl__wire_stream_init(&r->in, 1024, max_payload)) < 0)
+		return err;
+	r->out_cap = pl__wire_message_size(max_payload, 1024);
+	r->out_buf = malloc(r->out_cap);
+	return r->out_buf ? 0 : -ENOMEM;
+}
+
+void pl__receiver_reset(struct pl_receiver *r, unsigned pad)
+{
+	r->in.len = 0;
+	r->in.pending_consume = 0;
+	r->in.pad = pad;
+	r->pad = pad;
+	r->have_sequence = false;
+	r->out_sequence = 0;
+}
+
+static void send_message(struct pl_receiver *r, enum pl_wire_type type, uint64_t frame_id,
+			 const void *payload, size_t len)
+{
+	struct pl_wire_header h = {
+		.type = (uint8_t)type,
+		.payload_len = (uint32_t)len,
+		.sequence = r->out_sequence,
+		.send_time_ns = pl__mono_ns(),
+		.frame_id = frame_id,
+	};
+	size_t total = pl__wire_message_size((uint32_t)len, r->pad);
+
+	if (total > r->out_cap) {
+		r->reply_failures++;
+		return;
+	}
+	pl__wire_encode_header(r->out_buf, &h, payload);
+	memcpy(r->out_buf + PL_WIRE_HEADER_SIZE, payload, len);
+	memset(r->out_buf + PL_WIRE_HEADER_SIZE + len, 0, total - PL_WIRE_HEADER_SIZE - len);
+	if (r->send(r->send_ctx, r->out_buf, total) < 0) {
+		r->reply_failures++;
+		return;
+	}
+	r->out_sequence++;
+	if (type == PL_MSG_REPLY)
+		r->replies_sent++;
+}
+
+/* `perflink stream` ends with {"event":"stream_end","frames":N}: the number
+ * of frames that really went out (newer frames replace held ones). */
+static void note_stream_end(struct pl_receiver *r, const uint8_t *payload, size_t len)
+{
+	static const char prefix[] = "{\"event\":\"stream_end\",\"frames\":";
+	char text[96];
+	char *end;
+	unsigned long long n;
+
+	if (len >= sizeof(text) || len < sizeof(prefix))
+		return;
+	memcpy(text, payload, len);
+	text[len] = '\0';
+	if (strncmp(text, prefix, sizeof(prefix) - 1) != 0)
+		return;
+	n = strtoull(text + sizeof(prefix) - 1, &end, 10);
+	if (*end != '}')
+		return;
+	r->stream_ended = true;
+	r->stream_end_frames = n;
+}
+
+static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
+		       const uint8_t *payload)
+{
+	uint64_t now = pl__mono_ns();
+
+	if (r->have_sequence && h->sequence != r->next_sequence) {
+		r->sequence_gaps++;
+		if (h->sequence > r->next_sequence)
+			r->lost_messages += h->sequence - r->next_sequence;
+	}
+	r->have_sequence = true;
+	r->next_sequence = h->sequence + 1;
+
+	switch (h->type) {
+	case PL_MSG_FRAME:
+		r->frames++;
+		r->frame_bytes += h->payload_len;
+		if (r->frames_csv)
+			fprintf(r->frames_csv, "%llu,%llu,%u,%llu,%llu\n",
+				(unsigned long long)h->frame_id, (unsigned long long)h->sequence,
+				h->payload_len, (unsigned long long)h->send_time_ns,
+				(unsigned long long)now);
+		if (r->reply == PL_REPLY_ECHO) {
+			send_message(r, PL_MSG_REPLY, h->frame_id, payload, h->payload_len);
+		} else if (r->reply == PL_REPLY_DIGEST) {
+			uint8_t digest[SHA256_DIGEST_LENGTH];
+
+			SHA256(payload, h->payload_len, digest);
+			send_message(r, PL_MSG_REPLY, h->frame_id, digest, sizeof(digest));
+		}
+		break;
+	case PL_MSG_PING: {
+		uint64_t times[2] = { h->send_time_ns, now };
+
+		r->pings++;
+		send_message(r, PL_MSG_PONG, 0, times, sizeof(times));
+		break;
+	}
+	case PL_MSG_TELEMETRY:
+		r->telemetry++;
+		note_stream_end(r, payload, h->payload_len);
+		break;
+	default:
+		r->other++;
+		break;
+	}
+}
+
+void pl__receiver_feed(struct pl_receiver *r, const uint8_t *data, size_t len)
+{
+	struct pl_wire_header h;
+	const uint8_t *payload;
+
+	while (len > 0) {
+		size_t took = pl__wire_stream_feed(&r->in, data, len);
+
+		data += took;
+		len -= took;
+		while (pl__wire_stream_next(&r->in, &h, &payload) == 1)
+			on_message(r, &h, payload);
+	}
+}
+
+uint64_t pl__receiver_malformed(const struct pl_receiver *r)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < PL_WIRE_ERROR_COUNT; i++)
+		n += r->in.errors[i];
+	return n;
+}
+
+void pl__receiver_free(struct pl_receiver *r)
+{
+	pl__wire_stream_free(&r->in);
+	free(r->out_buf);
+	r->out_buf = NULL;
+}

@@ -1,0 +1,352 @@
+/* See usb_link.h. */
+#include "usb_link.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <libusb.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PL_USB_CLASS 0xff
+#define PL_USB_SUBCLASS 0x50
+
+struct pl_usb_link {
+	struct pl_usb_link_config cfg;
+	struct pl_usb_link_handlers h;
+	void *ctx;
+	libusb_context *usb;
+	libusb_device_handle *dev;
+	int interface;
+	uint8_t ep_in, ep_out;
+	unsigned packet_size;
+	struct libusb_transfer **in;
+	unsigned in_flight;
+	unsigned out_flight;
+	bool lost; /* a transfer said the device is gone */
+	uint64_t last_rescan_ns;
+	struct pl_usb_link_stats stats;
+};
+
+static void LIBUSB_CALL in_done(struct libusb_transfer *t);
+
+static bool serial_matches(libusb_device_handle *h, const struct libusb_device_descriptor *d,
+			   const char *want)
+{
+	unsigned char buf[128];
+	int n;
+
+	if (!want)
+		return true;
+	if (!d->iSerialNumber)
+		return false;
+	n = libusb_get_string_descriptor_ascii(h, d->iSerialNumber, buf, sizeof(buf));
+	return n > 0 && strcmp((char *)buf, want) == 0;
+}
+
+/* Find our interface and its two bulk endpoints in the active config. */
+static int find_interface(struct pl_usb_link *l, libusb_device *dev)
+{
+	struct libusb_config_descriptor *cfg;
+	int i, a, e, found = -1;
+
+	if (libusb_get_active_config_descriptor(dev, &cfg) != 0)
+		return -1;
+	for (i = 0; i < cfg->bNumInterfaces && found < 0; i++) {
+		for (a = 0; a < cfg->interface[i].num_altsetting && found < 0; a++) {
+			const struct libusb_interface_descriptor *id = &cfg->interface[i].altsetting[a];
+
+			if (id->bInterfaceClass != PL_USB_CLASS ||
+			    id->bInterfaceSubClass != PL_USB_SUBCLASS)
+				continue;
+			l->ep_in = l->ep_out = 0;
+			for (e = 0; e < id->bNumEndpoints; e++) {
+				const struct libusb_endpoint_descriptor *ed = &id->endpoint[e];
+
+				if ((ed->bmAttributes & 3) != LIBUSB_TRANSFER_TYPE_BULK)
+					continue;
+				if (ed->bEndpointAddress & LIBUSB_ENDPOINT_IN) {
+					l->ep_in = ed->bEndpointAddress;
+					l->packet_size = ed->wMaxPacketSize;
+				} else {
+					l->ep_out = ed->bEndpointAddress;
+				}
+			}
+			if (l->ep_in && l->ep_out)
+				found = id->bInterfaceNumber;
+		}
+	}
+	libusb_free_config_descriptor(cfg);
+	return found;
+}
+
+static void submit_in(struct pl_usb_link *l, struct libusb_transfer *t)
+{
+	if (!l->dev || l->lost)
+		return;
+	if (libusb_submit_transfer(t) == 0)
+		l->in_flight++;
+	else
+		l->lost = true;
+}
+
+static int try_connect(struct pl_usb_link *l)
+{
+	libusb_device **list;
+	ssize_t n = libusb_get_device_list(l->usb, &list);
+	ssize_t i;
+	int ret = -ENODEV;
+
+	if (n < 0)
+		return (int)n;
+	for (i = 0; i < n && ret != 0; i++) {
+		struct libusb_device_descriptor d;
+		libusb_device_handle *h;
+		int intf;
+
+		if (libusb_get_device_descriptor(list[i], &d) != 0 ||
+		    d.idVendor != l->cfg.vendor_id || d.idProduct != l->cfg.product_id)
+			continue;
+		if (libusb_open(list[i], &h) != 0)
+			continue;
+		intf = find_interface(l, list[i]);
+		if (intf < 0 || !serial_matches(h, &d, l->cfg.serial)) {
+			libusb_close(h);
+			continue;
+		}
+		libusb_set_auto_detach_kernel_driver(h, 1);
+		if (libusb_claim_interface(h, intf) != 0) {
+			pl__log_warnx("host: device found but its interface is busy (another host?)");
+			libusb_close(h);
+			continue;
+		}
+		l->dev = h;
+		l->interface = intf;
+		l->lost = false;
+		ret = 0;
+	}
+	libusb_free_device_list(list, 1);
+	if (ret == 0) {
+		unsigned k;
+
+		l->stats.connects++;
+		for (k = 0; k < l->cfg.depth; k++) {
+			libusb_fill_bulk_transfer(l->in[k], l->dev, l->ep_in, l->in[k]->buffer,
+						  (int)l->cfg.transfer_bytes, in_done, l, 0);
+			submit_in(l, l->in[k]);
+		}
+		if (l->h.connected)
+			l->h.connected(l->ctx, l->packet_size);
+	}
+	return ret;
+}
+
+static void LIBUSB_CALL in_done(struct libusb_transfer *t)
+{
+	struct pl_usb_link *l = t->user_data;
+
+	l->in_flight--;
+	switch (t->status) {
+	case LIBUSB_TRANSFER_COMPLETED:
+		l->stats.transfers++;
+		l->stats.bytes += (uint64_t)t->actual_length;
+		if (t->actual_length > 0 && l->h.data)
+			l->h.data(l->ctx, t->buffer, (size_t)t->actual_length);
+		submit_in(l, t);
+		break;
+	case LIBUSB_TRANSFER_CANCELLED:
+		break;
+	case LIBUSB_TRANSFER_TIMED_OUT:
+		submit_in(l, t);
+		break;
+	default: /* NO_DEVICE, ERROR, STALL, OVERFLOW */
+		l->stats.failed_transfers++;
+		l->lost = true;
+		break;
+	}
+}
+
+static void LIBUSB_CALL out_done(struct libusb_transfer *t)
+{
+	struct pl_usb_link *l = t->user_data;
+
+	l->out_flight--;
+	if (t->status != LIBUSB_TRANSFER_COMPLETED) {
+		l->stats.failed_sends++;
+		if (t->status == LIBUSB_TRANSFER_NO_DEVICE)
+			l->lost = true;
+	}
+	free(t->buffer);
+	libusb_free_transfer(t);
+}
+
+static void disconnect(struct pl_usb_link *l)
+{
+	unsigned k;
+
+	if (!l->dev)
+		return;
+	for (k = 0; k < l->cfg.depth; k++)
+		libusb_cancel_transfer(l->in[k]);
+	/* let the cancelled transfers come back before the handle goes */
+	while (l->in_flight > 0 || l->out_flight > 0) {
+		struct timeval tv = { 0, 100000 };
+
+		if (libusb_handle_events_timeout_completed(l->usb, &tv, NULL) < 0)
+			break;
+	}
+	if (l->in_flight > 0 || l->out_flight > 0)
+		pl__log_warnx("host: %u transfers did not come back after the device went away",
+			      l->in_flight + l->out_flight);
+	libusb_release_interface(l->dev, l->interface);
+	libusb_close(l->dev);
+	l->dev = NULL;
+	l->stats.disconnects++;
+	if (l->h.disconnected)
+		l->h.disconnected(l->ctx);
+}
+
+int pl__usb_link_open(struct pl_usb_link **out, const struct pl_usb_link_config *cfg,
+		     const struct pl_usb_link_handlers *h, void *ctx)
+{
+	struct pl_usb_link *l = calloc(1, sizeof(*l));
+	unsigned k;
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	l->cfg = *cfg;
+	if (l->cfg.depth < 8)
+		l->cfg.depth = 8;
+	if (l->cfg.transfer_bytes == 0 || l->cfg.transfer_bytes % 1024)
+		l->cfg.transfer_bytes = 64 * 1024;
+	l->h = *h;
+	l->ctx = ctx;
+	if ((err = libusb_init(&l->usb)) != 0) {
+		pl__log_warnx("host: libusb_init: %s", libusb_error_name(err));
+		free(l);
+		return -EIO;
+	}
+	l->in = calloc(l->cfg.depth, sizeof(*l->in));
+	if (!l->in)
+		goto nomem;
+	for (k = 0; k < l->cfg.depth; k++) {
+		l->in[k] = libusb_alloc_transfer(0);
+		if (!l->in[k])
+			goto nomem;
+		l->in[k]->buffer = malloc(l->cfg.transfer_bytes);
+		if (!l->in[k]->buffer)
+			goto nomem;
+	}
+	*out = l;
+	return 0;
+nomem:
+	pl__usb_link_close(l);
+	return -ENOMEM;
+}
+
+int pl__usb_link_poll(struct pl_usb_link *l, int timeout_ms)
+{
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	int err;
+
+	if (!l->dev) {
+		if (try_connect(l) != 0) {
+			struct timeval nap = tv;
+			uint64_t now = pl__mono_ns();
+
+			/* Debian's libusb learns of new devices from udev; where
+			 * no udevd runs (an initramfs, a minimal host) its
+			 * device list never changes after libusb_init. A fresh
+			 * context scans sysfs again, so while nothing is
+			 * connected (no transfer is pending) make one now and
+			 * then. */
+			if (now - l->last_rescan_ns > 500ull * 1000 * 1000 &&
+			    l->in_flight == 0 && l->out_flight == 0) {
+				libusb_context *fresh;
+
+				l->last_rescan_ns = now;
+				if (libusb_init(&fresh) == 0) {
+					libusb_exit(l->usb);
+					l->usb = fresh;
+				}
+			}
+			libusb_handle_events_timeout_completed(l->usb, &nap, NULL);
+			return 0;
+		}
+	}
+	err = libusb_handle_events_timeout_completed(l->usb, &tv, NULL);
+	if (err < 0 && err != LIBUSB_ERROR_INTERRUPTED)
+		return err;
+	if (l->lost || (l->dev && l->in_flight == 0))
+		disconnect(l);
+	return 0;
+}
+
+bool pl__usb_link_connected(const struct pl_usb_link *l)
+{
+	return l->dev != NULL;
+}
+
+unsigned pl__usb_link_packet_size(const struct pl_usb_link *l)
+{
+	return l->packet_size;
+}
+
+int pl__usb_link_send(struct pl_usb_link *l, const void *data, size_t len)
+{
+	struct libusb_transfer *t;
+	unsigned char *copy;
+
+	if (!l->dev)
+		return -ENOTCONN;
+	t = libusb_alloc_transfer(0);
+	copy = malloc(len);
+	if (!t || !copy) {
+		libusb_free_transfer(t);
+		free(copy);
+		return -ENOMEM;
+	}
+	memcpy(copy, data, len);
+	libusb_fill_bulk_transfer(t, l->dev, l->ep_out, copy, (int)len, out_done, l, 0);
+	/* end the device's read with this message even when it fills its
+	 * last packet exactly */
+	t->flags |= LIBUSB_TRANSFER_ADD_ZERO_PACKET;
+	if (libusb_submit_transfer(t) != 0) {
+		libusb_free_transfer(t);
+		free(copy);
+		l->stats.failed_sends++;
+		return -EIO;
+	}
+	l->out_flight++;
+	l->stats.sent_messages++;
+	return 0;
+}
+
+void pl__usb_link_get_stats(const struct pl_usb_link *l, struct pl_usb_link_stats *out)
+{
+	*out = l->stats;
+}
+
+void pl__usb_link_close(struct pl_usb_link *l)
+{
+	unsigned k;
+
+	if (!l)
+		return;
+	disconnect(l);
+	/* transfers libusb still holds must not be freed under it: at exit a
+	 * leak is the safe side */
+	if (l->in && l->in_flight == 0) {
+		for (k = 0; k < l->cfg.depth; k++) {
+			if (l->in[k]) {
+				free(l->in[k]->buffer);
+				l->in[k]->buffer = NULL;
+				libusb_free_transfer(l->in[k]);
+			}
+		}
+		free(l->in);
+	}
+	libusb_exit(l->usb);
+	free(l);
+}
