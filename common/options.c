@@ -321,3 +321,108 @@ void pl__options_free(const struct pl_option *table)
 		}
 	}
 }
+
+int pl__options_merge(struct pl_option **out, const struct pl_option *const *tables,
+		      const char *const *prefixes, size_t n, char *err, size_t errlen)
+{
+	const struct pl_option *o;
+	struct pl_option *merged;
+	size_t count = 0, i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		for (o = tables[i]; o->name; o++)
+			count++;
+	}
+	merged = calloc(count + 1, sizeof(*merged));
+	if (!merged) {
+		seterr(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const char *prefix = prefixes && prefixes[i] ? prefixes[i] : "";
+
+		for (o = tables[i]; o->name; o++) {
+			size_t plen = strlen(prefix), nlen = strlen(o->name);
+			char *name = malloc(plen + nlen + 1);
+
+			if (!name) {
+				pl__options_table_free(merged);
+				seterr(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			memcpy(name, prefix, plen);
+			memcpy(name + plen, o->name, nlen + 1);
+			if (find(merged, name, plen + nlen)) {
+				seterr(err, errlen, "option '%s' is defined twice", name);
+				free(name);
+				pl__options_table_free(merged);
+				return -EEXIST;
+			}
+			merged[k] = *o;
+			merged[k].name = name;
+			k++;
+		}
+	}
+	*out = merged;
+	return 0;
+}
+
+void pl__options_table_free(struct pl_option *table)
+{
+	struct pl_option *o;
+
+	if (!table)
+		return;
+	for (o = table; o->name; o++)
+		free((char *)o->name);
+	free(table);
+}
+
+/* The shortest %g form that reads back as the same double. */
+static void print_double(FILE *out, double v)
+{
+	char buf[40];
+	int prec;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	snprintf(buf, sizeof(buf), "%.*g", prec, v);
+	fputs(buf, out);
+}
+
+int pl__options_write_config(const struct pl_option *table, FILE *out)
+{
+	for (; table->name; table++) {
+		const char *s;
+
+		switch (table->type) {
+		case PL_OPT_BOOL:
+			fprintf(out, "%s = %s\n", table->name,
+				*(bool *)table->target ? "yes" : "no");
+			break;
+		case PL_OPT_INT:
+			fprintf(out, "%s = %ld\n", table->name, *(long *)table->target);
+			break;
+		case PL_OPT_DOUBLE:
+			fprintf(out, "%s = ", table->name);
+			print_double(out, *(double *)table->target);
+			fputc('\n', out);
+			break;
+		case PL_OPT_STRING:
+			s = *(char **)table->target;
+			if (!s)
+				fprintf(out, "# %s = (unset)\n", table->name);
+			else if (strchr(s, '\n'))
+				fprintf(out, "# %s = (a value with a newline)\n", table->name);
+			else
+				/* The loader strips one pair of outer quotes and
+				 * keeps everything between them. */
+				fprintf(out, "%s = \"%s\"\n", table->name, s);
+			break;
+		}
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -54,4 +54,22 @@ void pl__options_print_help(const struct pl_option *table, FILE *out);
 /* Free the strings the table owns. */
 void pl__options_free(const struct pl_option *table);
 
+/* Several tables as one, for a program that offers other parts' options as
+ * its own: *out receives a malloc-ed table holding the entries of tables[0]
+ * to tables[n - 1] in order, each name prefixed with prefixes[i] (NULL or ""
+ * for none), ending in PL_OPT_END. Targets are shared with the originals.
+ * Two entries with the same resulting name ('-' and '_' alike) are -EEXIST,
+ * with err filled. Free with pl__options_table_free. */
+int pl__options_merge(struct pl_option **out, const struct pl_option *const *tables,
+		      const char *const *prefixes, size_t n, char *err, size_t errlen);
+/* Free a table from pl__options_merge: its names and itself, not the values
+ * (pl__options_free does those). NULL is fine. */
+void pl__options_table_free(struct pl_option *table);
+
+/* Write the current values in config file syntax, one "name = value" line per
+ * option, such that pl__config_load reads back the same values. An unset
+ * string is written as a comment; so is one that cannot be written (it holds
+ * a newline). 0, or -EIO when out failed. */
+int pl__options_write_config(const struct pl_option *table, FILE *out);
+
 #endif

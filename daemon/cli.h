@@ -12,5 +12,9 @@ struct pl_cli_command {
 int pl__cmd_trace(int argc, char **argv);
 int pl__cmd_resources(int argc, char **argv);
 int pl__cmd_status(int argc, char **argv);
+int pl__cmd_compare(int argc, char **argv);
+/* only where the USB link is built (PL_HAVE_LINK) */
+int pl__cmd_stream(int argc, char **argv);
+int pl__cmd_record_proc(int argc, char **argv);
 
 #endif

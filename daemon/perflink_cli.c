@@ -12,7 +12,15 @@ static const struct pl_cli_command commands[] = {
 	  pl__cmd_trace },
 	{ "resources", "the 1 Hz process resource sampler, standalone (resources.jsonl)",
 	  pl__cmd_resources },
+	{ "compare", "the A/B table of two stage-profiler reports (libperflink-preload.so)",
+	  pl__cmd_compare },
 	{ "status", "ask a running perflinkd what it is doing", pl__cmd_status },
+#ifdef PL_HAVE_LINK
+	{ "stream", "send frames over the USB link and measure each reply's round trip",
+	  pl__cmd_stream },
+#endif
+	{ "record-proc", "record /proc snapshots that `perflink trace --proc-root` replays",
+	  pl__cmd_record_proc },
 	{ NULL, NULL, NULL },
 };
 

@@ -26,11 +26,17 @@ struct pl_tracer_config {
 	char *events_path;  /* --events: stall events, one JSON object a line */
 	char *proc_root;    /* --proc-root: a live or recorded /proc tree */
 	/* further fields are the tracer's own (thresholds, priority, ...) */
-	double blkio_stall_ms;
-	double dstate_stall_ms;
-	long nice;
-	char *cpus;
-	bool enable_delayacct;
+	double blkio_stall_ms;  /* --stall-blkio-ms: block-I/O delay in one tick */
+	double dstate_stall_ms; /* --stall-dstate-ms: continuous D state */
+	long nice;              /* --nice: niceness increment, like os.nice() */
+	char *cpus;             /* --cpus: CPU list such as "0" or "0-1,3" */
+	bool enable_delayacct;  /* --enable-delayacct: write 1, restore at close */
+	/* --track-writers: read /proc/PID/io of every process whose io may have
+	 * changed, so that stall events can name the bully. */
+	bool track_writers;
+	/* --stat-every-tick: read every /proc/PID/stat each tick, as the Python
+	 * tool does, instead of only those whose schedstat says they ran. */
+	bool stat_every_tick;
 	/* Called with each stall event's JSON line (ending in '\n'), for
 	 * perflinkd to forward; may be NULL. */
 	void (*on_event)(void *ctx, const char *json_line);
@@ -42,8 +48,16 @@ struct pl_tracer_stats {
 	uint64_t rows;          /* CSV rows written, SYS rows included */
 	uint64_t stall_events;
 	uint64_t processes;     /* processes seen in the last tick */
+	/* sampler_ms: the tick's own CPU time (its cost); tick_wall_ms: its
+	 * wall-clock length, which also counts preemption. */
 	double sampler_ms_last, sampler_ms_p50, sampler_ms_p99, sampler_ms_max;
+	double tick_wall_ms_p50, tick_wall_ms_p99, tick_wall_ms_max;
 	uint64_t read_errors;   /* files that vanished or failed mid-read */
+	uint64_t io_denied;     /* /proc/PID/io reads refused (EACCES, EPERM) */
+	uint64_t pid_reuses;    /* a pid seen again with another starttime */
+	uint64_t exits;         /* processes that went away */
+	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
+	uint64_t kept_fds;      /* fds kept open now */
 };
 
 void pl__tracer_config_init(struct pl_tracer_config *cfg);
@@ -52,6 +66,12 @@ void pl__tracer_config_free(struct pl_tracer_config *cfg);
  * perflinkd offers the same ones as config keys prefixed with "trace-". */
 const struct pl_option *pl__tracer_options(struct pl_tracer_config *cfg);
 
+/* Lower this process's priority by cfg->nice and pin it to cfg->cpus.
+ * Failures are warnings: returns the number of settings that could not be
+ * applied. Separate from pl__tracer_open because in perflinkd it would move
+ * the whole daemon. */
+int pl__tracer_apply_priority(const struct pl_tracer_config *cfg);
+
 /* 0 or -errno; on failure a message has been logged. */
 int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg);
 /* Take one sample. 0, or -errno for a failure that should stop the tracer
@@ -59,6 +79,8 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg);
  * (a recorded sequence under --proc-root), -ENODATA after the last tick. */
 int pl__tracer_tick(struct pl_tracer *t);
 uint64_t pl__tracer_interval_ns(const struct pl_tracer *t);
+/* True when replaying a recorded sequence: ticks need not wait for time. */
+bool pl__tracer_replaying(const struct pl_tracer *t);
 void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out);
 void pl__tracer_close(struct pl_tracer *t);
 

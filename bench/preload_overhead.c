@@ -1,0 +1,311 @@
+/* What an ioctl costs under libperflink-preload.so, side by side in one
+ * run: bare (no shim), dormant (the shim loaded, PERFLINK_PROFILE unset),
+ * active on a request no stage names, active on a staged request, and under
+ * `strace -e trace=ioctl`. The request is FIONREAD on a pipe: a real,
+ * cheap ioctl, so the shim's own cost is not hidden behind the driver's.
+ *
+ * Each mode runs in its own process (the shim can only be preloaded), the
+ * modes take turns over several rounds, and each process reports its best
+ * of a few batches, so that a context switch in one batch does not count.
+ * The dormant process also times libc's ioctl directly, interleaved with
+ * calls through the shim: the difference of the two is the dormant hook
+ * with machine noise between processes taken out.
+ *
+ * Budgets (docs/DESIGN.md): dormant within 2% of bare; active at most the
+ * clock reads it needs plus 100 ns; strace at least 20 times dearer.
+ *
+ *   preload_overhead --shim PATH [--calls N] [--rounds R] [--strace-calls N] */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCHES 5
+#define MAX_ROUNDS 32
+
+extern char **environ;
+
+enum mode { BARE, DORMANT, UNSTAGED, ACTIVE, STRACE, MODES };
+
+static const char *const mode_name[MODES] = {
+	[BARE] = "bare",
+	[DORMANT] = "dormant",
+	[UNSTAGED] = "active, unstaged request",
+	[ACTIVE] = "active, staged request",
+	[STRACE] = "strace -e trace=ioctl",
+};
+
+typedef int (*ioctl_fn)(int, unsigned long, ...);
+
+static double now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ns per call of fn(FIONREAD), best of BATCHES batches of n / BATCHES */
+static double time_calls(ioctl_fn fn, int fd, long n)
+{
+	double best = 1e18;
+	long per = n / BATCHES > 0 ? n / BATCHES : 1, i;
+	int b, avail;
+
+	for (b = 0; b < BATCHES; b++) {
+		double t0 = now_ns(CLOCK_MONOTONIC), t;
+
+		for (i = 0; i < per; i++)
+			fn(fd, FIONREAD, &avail);
+		t = (now_ns(CLOCK_MONOTONIC) - t0) / (double)per;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+static double time_clock(clockid_t id, long n)
+{
+	double t0 = now_ns(CLOCK_MONOTONIC);
+	struct timespec ts;
+	long i;
+
+	for (i = 0; i < n; i++)
+		clock_gettime(id, &ts);
+	return (now_ns(CLOCK_MONOTONIC) - t0) / (double)n;
+}
+
+/* The measured process: prints "through libc-direct mono cpu" in ns. */
+static int child(long n)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	ioctl_fn direct = NULL, through = (ioctl_fn)ioctl;
+	int p[2], avail;
+	double t_through = 1e18, t_direct = 0;
+	int k;
+
+	if (libc) {
+		void *sym = dlsym(libc, "ioctl");
+
+		if (sym)
+			memcpy(&direct, &sym, sizeof(direct));
+	}
+	if (pipe(p) < 0 || write(p[1], "abc", 3) != 3)
+		return 1;
+	for (k = 0; k < 10000; k++) /* warm up: resolve, classify, fault in */
+		ioctl(p[0], FIONREAD, &avail);
+	if (direct) {
+		t_direct = 1e18;
+		/* interleaved, so that both see the same machine */
+		for (k = 0; k < 3; k++) {
+			double a = time_calls(direct, p[0], n / 3), b = time_calls(through, p[0], n / 3);
+
+			t_direct = a < t_direct ? a : t_direct;
+			t_through = b < t_through ? b : t_through;
+		}
+	} else {
+		t_through = time_calls(through, p[0], n);
+	}
+	printf("%.2f %.2f %.2f %.2f\n", t_through, t_direct, time_clock(CLOCK_MONOTONIC, n / 10),
+	       time_clock(CLOCK_THREAD_CPUTIME_ID, n / 10));
+	return 0;
+}
+
+struct sample {
+	double through, direct, mono, cpu;
+};
+
+static int run_mode(enum mode m, const char *self, const char *shim, const char *stages_on,
+		    const char *stages_off, long n, struct sample *out)
+{
+	char calls[32], env_preload[1200], env_stages[1200];
+	char *argv_plain[] = { (char *)self, "--child", calls, NULL };
+	char *argv_strace[] = { "strace", "-qq", "-f", "-e", "trace=ioctl", "-o", "/dev/null",
+				(char *)self, "--child", calls, NULL };
+	char *envp[256];
+	int out_pipe[2], status, e = 0, i;
+	char buf[256];
+	ssize_t len;
+	pid_t pid;
+
+	snprintf(calls, sizeof(calls), "%ld", n);
+	snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", shim);
+	snprintf(env_stages, sizeof(env_stages), "PERFLINK_STAGES=%s",
+		 m == ACTIVE ? stages_on : stages_off);
+	for (i = 0; environ[i] && e < 240; i++) {
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "PERFLINK_", 9))
+			envp[e++] = environ[i];
+	}
+	if (m == DORMANT || m == UNSTAGED || m == ACTIVE)
+		envp[e++] = env_preload;
+	if (m == UNSTAGED || m == ACTIVE) {
+		envp[e++] = "PERFLINK_PROFILE=1";
+		envp[e++] = "PERFLINK_PROFILE_SYSLOG=off";
+		envp[e++] = env_stages;
+	}
+	envp[e] = NULL;
+	if (pipe(out_pipe) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(out_pipe[1], 1);
+		close(out_pipe[0]);
+		if (m == STRACE)
+			execvpe("strace", argv_strace, envp);
+		else
+			execve(self, argv_plain, envp);
+		_exit(127);
+	}
+	close(out_pipe[1]);
+	len = read(out_pipe[0], buf, sizeof(buf) - 1);
+	close(out_pipe[0]);
+	waitpid(pid, &status, 0);
+	if (len <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -ECHILD;
+	buf[len] = '\0';
+	if (sscanf(buf, "%lf %lf %lf %lf", &out->through, &out->direct, &out->mono, &out->cpu) != 4)
+		return -EINVAL;
+	return 0;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *verdict(int ok)
+{
+	return ok ? "met" : "MISSED";
+}
+
+int main(int argc, char **argv)
+{
+	const char *shim = NULL;
+	long calls = 300000, strace_calls = 5000;
+	int rounds = 7, i, r;
+	char self[4096], dir[] = "/tmp/perflink-bench-XXXXXX", on[300], off[300];
+	double v[MODES][MAX_ROUNDS], direct[MAX_ROUNDS], mono[MAX_ROUNDS], cpu[MAX_ROUNDS];
+	double med[MODES], med_direct, med_mono, med_cpu, dormant_hook, active_extra, clocks;
+	int have[MODES] = { 0 }, n_direct = 0;
+	FILE *f;
+	ssize_t n;
+
+	if (argc == 3 && strcmp(argv[1], "--child") == 0)
+		return child(atol(argv[2]));
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--shim") == 0 && i + 1 < argc)
+			shim = argv[++i];
+		else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+			calls = atol(argv[++i]);
+		else if (strcmp(argv[i], "--strace-calls") == 0 && i + 1 < argc)
+			strace_calls = atol(argv[++i]);
+		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else
+			shim = NULL, i = argc;
+	}
+	if (!shim || calls < 1000 || strace_calls < 100 || rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: preload_overhead --shim LIB [--calls N] [--rounds R] "
+				"[--strace-calls N]\n");
+		return 2;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || !mkdtemp(dir))
+		return 1;
+	self[n] = '\0';
+	snprintf(on, sizeof(on), "%s/on.stages", dir);
+	snprintf(off, sizeof(off), "%s/off.stages", dir);
+	f = fopen(on, "w");
+	fprintf(f, "stage bench_peek other * 0x%lx\n", (unsigned long)FIONREAD);
+	fclose(f);
+	f = fopen(off, "w");
+	fprintf(f, "stage bench_other other * _IOR('q', 250, 4)\n");
+	fclose(f);
+
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < MODES; i++) {
+			struct sample s;
+			long c = i == STRACE ? strace_calls : calls;
+
+			if (i == STRACE && r >= 3)
+				continue; /* slow, and its noise does not matter at 20x */
+			if (run_mode((enum mode)i, self, shim, on, off, c, &s) < 0) {
+				if (i == STRACE && r == 0)
+					fprintf(stderr, "strace did not run (the Debian package "
+							"'strace'; ptrace allowed?)\n");
+				continue;
+			}
+			v[i][have[i]++] = s.through;
+			if (i == DORMANT && s.direct > 0)
+				direct[n_direct++] = s.direct;
+			if (i == ACTIVE) {
+				mono[have[i] - 1] = s.mono;
+				cpu[have[i] - 1] = s.cpu;
+			}
+		}
+	}
+	unlink(on);
+	unlink(off);
+	rmdir(dir);
+	for (i = 0; i < MODES; i++)
+		med[i] = have[i] ? median(v[i], have[i]) : 0;
+	if (!have[BARE] || !have[DORMANT] || !have[ACTIVE]) {
+		fprintf(stderr, "preload_overhead: a mode failed to run\n");
+		return 1;
+	}
+	med_direct = n_direct ? median(direct, n_direct) : 0;
+	med_mono = median(mono, have[ACTIVE]);
+	med_cpu = median(cpu, have[ACTIVE]);
+
+	printf("FIONREAD on a pipe, ns per ioctl (median of %d rounds, best of %d batches; "
+	       "%ld calls a run, %ld under strace)\n\n",
+	       rounds, BATCHES, calls, strace_calls);
+	printf("%-28s %12s %10s\n", "mode", "ns/ioctl", "vs bare");
+	for (i = 0; i < MODES; i++) {
+		if (!have[i]) {
+			printf("%-28s %12s\n", mode_name[i], "(not run)");
+			continue;
+		}
+		printf("%-28s %12.1f %9.3fx\n", mode_name[i], med[i], med[i] / med[BARE]);
+	}
+
+	printf("\n");
+	dormant_hook = med[DORMANT] - med_direct;
+	printf("dormant: %+.1f ns (%+.2f%%) against bare in another process; in the same process "
+	       "%.1f ns through the hook against %.1f ns calling libc: %+.1f ns (%+.2f%%). "
+	       "Budget 2%%: %s\n",
+	       med[DORMANT] - med[BARE], (med[DORMANT] / med[BARE] - 1) * 100, med[DORMANT],
+	       med_direct, dormant_hook, med_direct > 0 ? dormant_hook / med_direct * 100 : 0,
+	       verdict(med_direct > 0 ? dormant_hook <= 0.02 * med_direct
+				      : med[DORMANT] <= 1.02 * med[BARE]));
+	clocks = 2 * med_mono + 2 * med_cpu;
+	active_extra = med[ACTIVE] - med[BARE];
+	printf("active: %+.1f ns over bare; the clock reads it needs cost %.1f ns (2 x %.1f "
+	       "CLOCK_MONOTONIC + 2 x %.1f CLOCK_THREAD_CPUTIME_ID), leaving %.1f ns. Budget "
+	       "100 ns: %s\n",
+	       active_extra, clocks, med_mono, med_cpu, active_extra - clocks,
+	       verdict(active_extra - clocks <= 100));
+	printf("active, unstaged request: %+.1f ns over bare (a lookup that misses)\n",
+	       med[UNSTAGED] - med[BARE]);
+	if (have[STRACE])
+		printf("strace: %.1fx the active shim, %.1fx bare. Budget 20x: %s\n",
+		       med[STRACE] / med[ACTIVE], med[STRACE] / med[BARE],
+		       verdict(med[STRACE] >= 20 * med[ACTIVE]));
+	return 0;
+}

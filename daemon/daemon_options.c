@@ -1,0 +1,189 @@
+/* See daemon_options.h. */
+#include "daemon_options.h"
+#include "control.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The entries before this index are flags only: naming another config file
+ * inside a config file, or asking it to print itself, means nothing. */
+#define FLAG_ONLY 3
+
+int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errlen)
+{
+	const struct pl_option core[] = {
+		{ "config", PL_OPT_STRING, &cfg->config_path, 0, 0, "FILE",
+		  "config file (default: " PL_DAEMON_CONFIG_DEFAULT ", may be missing; "
+		  "a file named here must exist)" },
+		{ "version", PL_OPT_BOOL, &cfg->print_version, 0, 0, NULL,
+		  "print the version and exit" },
+		{ "print-config", PL_OPT_BOOL, &cfg->print_config, 0, 0, NULL,
+		  "print the settings that result from the file and the flags, as a config "
+		  "file, and exit" },
+		{ "foreground", PL_OPT_BOOL, &cfg->foreground, 0, 0, NULL,
+		  "log to stderr instead of syslog (perflinkd never forks either way)" },
+		{ "verbose", PL_OPT_BOOL, &cfg->verbose, 0, 0, NULL, "log debug messages too" },
+		{ "control-socket", PL_OPT_STRING, &cfg->control_socket, 0, 0, "PATH",
+		  "unix socket where `perflink status` asks" },
+		{ "control-group", PL_OPT_STRING, &cfg->control_group, 0, 0, "GROUP",
+		  "group (name or number) allowed on the control socket, besides root and "
+		  "perflinkd's user" },
+		{ "pidfile", PL_OPT_STRING, &cfg->pidfile, 0, 0, "PATH",
+		  "write the pid here, locked while running (for init scripts without "
+		  "start-stop-daemon)" },
+		{ "trace", PL_OPT_BOOL, &cfg->trace, 0, 0, NULL,
+		  "run the /proc I/O stall tracer (its settings: trace-*)" },
+		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,
+		  "run the process resource sampler (its settings: resources-*)" },
+		PL_OPT_END,
+	};
+	const struct pl_option *tables[3];
+	const char *const prefixes[3] = { NULL, "trace-", "resources-" };
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	pl__tracer_config_init(&cfg->tracer);
+	pl__resources_config_init(&cfg->res);
+	cfg->control_socket = strdup(PL_CONTROL_SOCKET_DEFAULT);
+	if (!cfg->control_socket) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	/* The daemon's own defaults for the modules' output files. */
+	free(cfg->tracer.out_path);
+	free(cfg->res.out_path);
+	cfg->tracer.out_path = strdup(PL_DAEMON_LOGDIR "/io_trace.csv");
+	cfg->res.out_path = strdup(PL_DAEMON_LOGDIR "/resources.jsonl");
+	if (!cfg->tracer.out_path || !cfg->res.out_path) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	tables[0] = core;
+	tables[1] = pl__tracer_options(&cfg->tracer);
+	tables[2] = pl__resources_options(&cfg->res);
+	ret = pl__options_merge(&cfg->flags, tables, prefixes, 3, err, errlen);
+	if (ret == 0)
+		ret = pl__options_merge(&cfg->core_keys, tables, prefixes, 1, err, errlen);
+	if (ret == 0)
+		ret = pl__options_merge(&cfg->trace_keys, tables + 1, prefixes + 1, 1, err, errlen);
+	if (ret == 0)
+		ret = pl__options_merge(&cfg->res_keys, tables + 2, prefixes + 2, 1, err, errlen);
+	if (ret < 0)
+		goto fail;
+	cfg->keys = cfg->flags + FLAG_ONLY;
+	return 0;
+
+fail:
+	pl__daemon_config_free(cfg);
+	return ret;
+}
+
+void pl__daemon_config_free(struct pl_daemon_config *cfg)
+{
+	/* The tracer's and sampler's strings are theirs to free. */
+	free(cfg->config_path);
+	free(cfg->control_socket);
+	free(cfg->control_group);
+	free(cfg->pidfile);
+	cfg->config_path = cfg->control_socket = cfg->control_group = cfg->pidfile = NULL;
+	pl__tracer_config_free(&cfg->tracer);
+	pl__resources_config_free(&cfg->res);
+	pl__options_table_free(cfg->flags);
+	pl__options_table_free(cfg->core_keys);
+	pl__options_table_free(cfg->trace_keys);
+	pl__options_table_free(cfg->res_keys);
+	cfg->flags = cfg->core_keys = cfg->trace_keys = cfg->res_keys = NULL;
+	cfg->keys = NULL;
+}
+
+static int parse_flags(struct pl_daemon_config *cfg, int argc, char **argv, char *err,
+		       size_t errlen)
+{
+	int next, ret;
+
+	ret = pl__options_parse_argv(cfg->flags, argc, argv, &next, err, errlen);
+	if (ret != 0)
+		return ret;
+	if (next < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (perflinkd takes only options; "
+			 "see --help)", argv[next]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int pl__daemon_config_parse(struct pl_daemon_config *cfg, int argc, char **argv, char *err,
+			    size_t errlen)
+{
+	char *path;
+	int ret;
+
+	/* First pass: learn --config (and refuse a bad flag before reading
+	 * anything). The values it sets are set again by the last pass. */
+	ret = parse_flags(cfg, argc, argv, err, errlen);
+	if (ret == 1) {
+		pl__daemon_print_help(cfg, stdout);
+		return 1;
+	}
+	if (ret < 0)
+		return ret;
+	if (cfg->print_version) {
+		printf("perflinkd %s\n", PL_VERSION);
+		return 1;
+	}
+	/* A copy: the last pass replaces cfg->config_path. */
+	path = strdup(cfg->config_path ? cfg->config_path : PL_DAEMON_CONFIG_DEFAULT);
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = pl__config_load(cfg->keys, path, err, errlen);
+	if (ret == -ENOENT && !cfg->config_path)
+		ret = 0;
+	if (ret == 0)
+		ret = parse_flags(cfg, argc, argv, err, errlen);
+	if (ret == 0 && cfg->print_config) {
+		printf("# perflinkd %s: settings from %s and the command line\n", PL_VERSION,
+		       path);
+		ret = pl__options_write_config(cfg->keys, stdout) < 0 ? -EIO : 1;
+		if (ret < 0)
+			snprintf(err, errlen, "--print-config: cannot write to stdout");
+	}
+	free(path);
+	return ret;
+}
+
+void pl__daemon_print_help(const struct pl_daemon_config *cfg, FILE *out)
+{
+	fprintf(out,
+		"usage: perflinkd [OPTIONS]\n"
+		"\n"
+		"perflinkd %s: the perflink device daemon. It runs the /proc I/O stall tracer\n"
+		"and the process resource sampler when configured, and answers `perflink status`\n"
+		"on its control socket.\n"
+		"\n"
+		"perflinkd never forks: systemd starts it as Type=notify (READY=1 is sent to\n"
+		"$NOTIFY_SOCKET once it is up), an init script puts it in the background\n"
+		"(start-stop-daemon --background --make-pidfile, or --pidfile). --foreground only\n"
+		"chooses stderr over syslog for its messages.\n"
+		"\n"
+		"Signals: SIGTERM and SIGINT stop it cleanly (modules closed and their files\n"
+		"flushed, control socket removed, exit 0). SIGHUP is logged and ignored: nothing\n"
+		"is reloaded, restart perflinkd to apply a changed config file.\n"
+		"\n"
+		"Every option below but --config, --version and --print-config is also a config\n"
+		"file key: `name = value`, without the dashes. The flags override the file;\n"
+		"--print-config shows the result. A yes/no option is --name or --name=no.\n"
+		"\n"
+		"daemon:\n",
+		PL_VERSION);
+	pl__options_print_help(cfg->core_keys, out);
+	fprintf(out, "\nthe I/O stall tracer, with trace = yes (see `perflink trace --help`):\n");
+	pl__options_print_help(cfg->trace_keys, out);
+	fprintf(out, "\nthe resource sampler, with resources = yes (see `perflink resources "
+		     "--help`):\n");
+	pl__options_print_help(cfg->res_keys, out);
+}

@@ -1,0 +1,439 @@
+/* perflinkd: the device-side daemon. main() is the whole lifecycle: settings,
+ * then what needs privilege (pid file, control socket, the modules' /proc
+ * handles and output files), then one event loop until SIGTERM or SIGINT,
+ * then a clean shutdown. It never forks (see --help).
+ *
+ * The modules (the I/O stall tracer, the resource sampler) run on timerfds
+ * at their own intervals. A module whose tick fails is closed and reported
+ * in `perflink status`; the daemon keeps running. */
+#include "control.h"
+#include "daemon_options.h"
+#include "event_loop.h"
+#include "notify.h"
+#include "pidfile.h"
+
+#include "clock.h"
+#include "json_writer.h"
+#include "log.h"
+#include "proc_parse.h"
+#include "procfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* What status reports about one module, kept after the module stops. */
+struct module {
+	const char *name;
+	bool enabled;
+	bool running;
+	const char *state; /* "off", "running", "stopped" (failed), "finished" */
+	int error;         /* the -errno that stopped it */
+	uint64_t interval_ns;
+	uint64_t late_ticks; /* intervals skipped because a tick ran late */
+	uint64_t forwarded;  /* stall events or resource lines handed on */
+	struct pl_loop_watch *timer;
+};
+
+struct daemon {
+	struct pl_daemon_config cfg;
+	struct pl_loop *loop;
+	struct pl_control *control;
+	struct pl_pidfile pidfile;
+	struct pl_tracer *tracer;
+	struct pl_resources *res;
+	struct pl_tracer_stats tracer_last;  /* stats when the tracer stopped */
+	struct pl_resources_stats res_last;
+	struct module trace_m, res_m;
+	struct pl_procfile statm; /* our own RSS */
+	uint64_t start_ns;
+};
+
+/* The USB link will take these; until then they are counted. */
+static void on_stall_event(void *ctx, const char *json_line)
+{
+	struct daemon *d = ctx;
+
+	(void)json_line;
+	d->trace_m.forwarded++;
+}
+
+static void on_resource_line(void *ctx, const char *json_line)
+{
+	struct daemon *d = ctx;
+
+	(void)json_line;
+	d->res_m.forwarded++;
+}
+
+static void module_stopped(struct module *m, int ret)
+{
+	pl__loop_remove(m->timer);
+	m->timer = NULL;
+	m->running = false;
+	if (ret == -ENODATA) {
+		m->state = "finished";
+		pl__log_info("%s: the recorded /proc sequence is finished", m->name);
+	} else {
+		m->state = "stopped";
+		m->error = ret;
+		pl__log_warnc(ret, "%s: stopped, perflinkd keeps running without it", m->name);
+	}
+}
+
+static void on_tracer_tick(void *ctx, uint64_t expirations)
+{
+	struct daemon *d = ctx;
+	int ret;
+
+	d->trace_m.late_ticks += expirations - 1;
+	ret = pl__tracer_tick(d->tracer);
+	if (ret == 0)
+		return;
+	pl__tracer_get_stats(d->tracer, &d->tracer_last);
+	pl__tracer_close(d->tracer);
+	d->tracer = NULL;
+	module_stopped(&d->trace_m, ret);
+}
+
+static void on_resources_tick(void *ctx, uint64_t expirations)
+{
+	struct daemon *d = ctx;
+	int ret;
+
+	d->res_m.late_ticks += expirations - 1;
+	ret = pl__resources_tick(d->res);
+	if (ret == 0)
+		return;
+	pl__resources_get_stats(d->res, &d->res_last);
+	pl__resources_close(d->res);
+	d->res = NULL;
+	module_stopped(&d->res_m, ret);
+}
+
+static int start_timer(struct daemon *d, struct module *m, uint64_t interval_ns,
+		       pl__loop_timer_cb cb)
+{
+	int ret;
+
+	if (interval_ns == 0)
+		interval_ns = 1000000000u;
+	ret = pl__loop_add_timer(d->loop, interval_ns, interval_ns, cb, d, &m->timer);
+	if (ret < 0) {
+		pl__log_warnc(ret, "%s: timer", m->name);
+		return ret;
+	}
+	m->interval_ns = interval_ns;
+	m->running = true;
+	m->state = "running";
+	return 0;
+}
+
+/* `perflink trace` lowers its own priority and pins itself (trace-nice,
+ * trace-cpus); inside perflinkd that would move the whole daemon, the
+ * control socket and, later, the USB link with it. */
+static void warn_priority_ignored(const struct pl_tracer_config *cfg)
+{
+	struct pl_tracer_config def;
+
+	pl__tracer_config_init(&def);
+	if (cfg->nice != def.nice || (cfg->cpus && (!def.cpus || strcmp(cfg->cpus, def.cpus))))
+		pl__log_warnx("trace-nice and trace-cpus are not applied in perflinkd (they "
+			      "would move the whole daemon); use Nice= and CPUAffinity= in the "
+			      "service instead");
+	pl__tracer_config_free(&def);
+}
+
+/* A module that cannot start is a configuration the user has to fix: refuse
+ * to start rather than run without it unnoticed. */
+static int start_modules(struct daemon *d)
+{
+	int ret;
+
+	d->trace_m = (struct module){ .name = "tracer", .enabled = d->cfg.trace, .state = "off" };
+	d->res_m = (struct module){ .name = "resources", .enabled = d->cfg.resources,
+				    .state = "off" };
+	if (d->cfg.trace) {
+		warn_priority_ignored(&d->cfg.tracer);
+		d->cfg.tracer.on_event = on_stall_event;
+		d->cfg.tracer.on_event_ctx = d;
+		ret = pl__tracer_open(&d->tracer, &d->cfg.tracer);
+		if (ret < 0)
+			return ret;
+		ret = start_timer(d, &d->trace_m, pl__tracer_interval_ns(d->tracer),
+				  on_tracer_tick);
+		if (ret < 0)
+			return ret;
+	}
+	if (d->cfg.resources) {
+		d->cfg.res.on_line = on_resource_line;
+		d->cfg.res.on_line_ctx = d;
+		ret = pl__resources_open(&d->res, &d->cfg.res);
+		if (ret < 0)
+			return ret;
+		ret = start_timer(d, &d->res_m, pl__resources_interval_ns(d->res),
+				  on_resources_tick);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void stop_modules(struct daemon *d)
+{
+	pl__loop_remove(d->trace_m.timer);
+	pl__loop_remove(d->res_m.timer);
+	d->trace_m.timer = d->res_m.timer = NULL;
+	/* Closing flushes their output files. */
+	pl__tracer_close(d->tracer);
+	pl__resources_close(d->res);
+	d->tracer = NULL;
+	d->res = NULL;
+}
+
+static void json_module(struct pl_json *j, const struct module *m)
+{
+	pl__json_bool(j, "enabled", m->enabled);
+	pl__json_bool(j, "running", m->running);
+	pl__json_str(j, "state", m->state);
+	if (m->error)
+		pl__json_str(j, "error", strerror(-m->error));
+	else
+		pl__json_null(j, "error");
+	pl__json_double(j, "interval_ms", (double)m->interval_ns / 1e6, 3);
+	pl__json_u64(j, "late_ticks", m->late_ticks);
+	pl__json_u64(j, "forwarded", m->forwarded);
+}
+
+static void json_tracer(struct pl_json *j, const struct daemon *d)
+{
+	struct pl_tracer_stats s = d->tracer_last;
+
+	pl__json_begin_object(j, "tracer");
+	json_module(j, &d->trace_m);
+	if (d->tracer)
+		pl__tracer_get_stats(d->tracer, &s);
+	if (d->tracer || d->trace_m.state[0] != 'o') {
+		pl__json_begin_object(j, "stats");
+		pl__json_u64(j, "ticks", s.ticks);
+		pl__json_u64(j, "rows", s.rows);
+		pl__json_u64(j, "stall_events", s.stall_events);
+		pl__json_u64(j, "processes", s.processes);
+		pl__json_double(j, "sampler_ms_last", s.sampler_ms_last, 3);
+		pl__json_double(j, "sampler_ms_p50", s.sampler_ms_p50, 3);
+		pl__json_double(j, "sampler_ms_p99", s.sampler_ms_p99, 3);
+		pl__json_double(j, "sampler_ms_max", s.sampler_ms_max, 3);
+		pl__json_double(j, "tick_wall_ms_p50", s.tick_wall_ms_p50, 3);
+		pl__json_double(j, "tick_wall_ms_p99", s.tick_wall_ms_p99, 3);
+		pl__json_double(j, "tick_wall_ms_max", s.tick_wall_ms_max, 3);
+		pl__json_u64(j, "read_errors", s.read_errors);
+		pl__json_u64(j, "io_denied", s.io_denied);
+		pl__json_u64(j, "exits", s.exits);
+		pl__json_u64(j, "kept_fds", s.kept_fds);
+		pl__json_end_object(j);
+	}
+	pl__json_end_object(j);
+}
+
+static void json_resources(struct pl_json *j, const struct daemon *d)
+{
+	struct pl_resources_stats s = d->res_last;
+
+	pl__json_begin_object(j, "resources");
+	json_module(j, &d->res_m);
+	if (d->res)
+		pl__resources_get_stats(d->res, &s);
+	if (d->res || d->res_m.state[0] != 'o') {
+		pl__json_begin_object(j, "stats");
+		pl__json_u64(j, "samples", s.samples);
+		pl__json_u64(j, "processes", s.processes);
+		pl__json_double(j, "sampler_ms_last", s.sampler_ms_last, 3);
+		pl__json_double(j, "sampler_ms_max", s.sampler_ms_max, 3);
+		pl__json_u64(j, "threads", s.threads);
+		pl__json_u64(j, "exited", s.exited);
+		pl__json_u64(j, "read_errors", s.read_errors);
+		pl__json_u64(j, "kept_fds", s.kept_fds);
+		pl__json_end_object(j);
+	}
+	pl__json_end_object(j);
+}
+
+/* Resident pages are the second field of /proc/self/statm. */
+static int own_rss_kib(struct daemon *d, uint64_t *out)
+{
+	const char *p;
+	uint64_t size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+	ssize_t n = pl__procfile_read(&d->statm);
+
+	if (n < 0)
+		return (int)n;
+	p = d->statm.buf;
+	if (pl__parse_u64(&p, &size) < 0 || *p++ != ' ' || pl__parse_u64(&p, &resident) < 0 ||
+	    page <= 0)
+		return -EINVAL;
+	*out = resident * (uint64_t)page / 1024;
+	return 0;
+}
+
+static void json_self(struct pl_json *j, struct daemon *d)
+{
+	struct rusage ru;
+	uint64_t rss_kib = 0;
+	double up_s = (double)(pl__mono_ns() - d->start_ns) / 1e9;
+
+	pl__json_begin_object(j, "self");
+	if (own_rss_kib(d, &rss_kib) == 0)
+		pl__json_u64(j, "rss_kib", rss_kib);
+	else
+		pl__json_null(j, "rss_kib");
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		double user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		double sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+		pl__json_u64(j, "max_rss_kib", (uint64_t)ru.ru_maxrss);
+		pl__json_double(j, "cpu_user_s", user_s, 3);
+		pl__json_double(j, "cpu_sys_s", sys_s, 3);
+		/* Average over the daemon's life, in percent of one CPU. */
+		pl__json_double(j, "cpu_pct", up_s > 0 ? 100 * (user_s + sys_s) / up_s : 0, 3);
+	}
+	pl__json_end_object(j);
+}
+
+static int status_json(void *ctx, struct pl_json *j)
+{
+	struct daemon *d = ctx;
+	struct pl_control_stats cs;
+
+	pl__json_begin_object(j, NULL);
+	pl__json_str(j, "version", PL_VERSION);
+	pl__json_i64(j, "pid", (int64_t)getpid());
+	pl__json_double(j, "uptime_s", (double)(pl__mono_ns() - d->start_ns) / 1e9, 3);
+	pl__json_begin_object(j, "modules");
+	json_tracer(j, d);
+	json_resources(j, d);
+	pl__json_end_object(j);
+	json_self(j, d);
+	pl__control_get_stats(d->control, &cs);
+	pl__json_begin_object(j, "control");
+	pl__json_u64(j, "served", cs.served);
+	pl__json_u64(j, "refused", cs.refused);
+	pl__json_u64(j, "errors", cs.errors);
+	pl__json_u64(j, "timeouts", cs.timeouts);
+	pl__json_u64(j, "busy", cs.busy);
+	pl__json_end_object(j);
+	pl__json_end_object(j);
+	return 0;
+}
+
+static void on_stop_signal(void *ctx, int signo)
+{
+	struct daemon *d = ctx;
+
+	pl__log_info("%s: stopping", strsignal(signo));
+	pl__loop_stop(d->loop);
+}
+
+static void on_sighup(void *ctx, int signo)
+{
+	(void)ctx;
+	(void)signo;
+	pl__log_info("SIGHUP ignored: nothing is reloaded; restart perflinkd to apply a "
+		     "changed config");
+}
+
+/* Everything that needs privilege or can fail for reasons of the system,
+ * before the loop. On failure a message has been logged. */
+static int open_all(struct daemon *d)
+{
+	struct pl_control_config cc = {
+		.path = d->cfg.control_socket,
+		.group = d->cfg.control_group,
+		.status = status_json,
+		.status_ctx = d,
+	};
+	char err[PL_ERRBUF];
+	int ret;
+
+	/* A peer that goes away must not kill us; writes say EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
+	ret = pl__loop_new(&d->loop);
+	if (ret == 0)
+		ret = pl__loop_add_signal(d->loop, SIGTERM, on_stop_signal, d);
+	if (ret == 0)
+		ret = pl__loop_add_signal(d->loop, SIGINT, on_stop_signal, d);
+	if (ret == 0)
+		ret = pl__loop_add_signal(d->loop, SIGHUP, on_sighup, d);
+	if (ret < 0) {
+		pl__log_warnc(ret, "event loop");
+		return ret;
+	}
+	if (d->cfg.pidfile && *d->cfg.pidfile &&
+	    (ret = pl__pidfile_open(&d->pidfile, d->cfg.pidfile, err, sizeof(err))) < 0) {
+		pl__log_warnx("%s", err);
+		return ret;
+	}
+	ret = pl__procfile_open(&d->statm, AT_FDCWD, "/proc/self/statm");
+	if (ret < 0)
+		pl__log_warnc(ret, "/proc/self/statm: own RSS will be missing from status");
+	ret = pl__control_open(&d->control, d->loop, &cc, err, sizeof(err));
+	if (ret < 0) {
+		pl__log_warnx("%s", err);
+		return ret;
+	}
+	return start_modules(d);
+}
+
+static void close_all(struct daemon *d)
+{
+	stop_modules(d);
+	pl__control_close(d->control);
+	d->control = NULL;
+	pl__pidfile_remove(&d->pidfile);
+	pl__procfile_free(&d->statm);
+	pl__loop_free(d->loop);
+	d->loop = NULL;
+	pl__daemon_config_free(&d->cfg);
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d = { .pidfile = PL_PIDFILE_INIT, .statm = PL_PROCFILE_INIT };
+	char err[PL_ERRBUF];
+	int ret;
+
+	d.start_ns = pl__mono_ns();
+	ret = pl__daemon_config_init(&d.cfg, err, sizeof(err));
+	if (ret == 0)
+		ret = pl__daemon_config_parse(&d.cfg, argc, argv, err, sizeof(err));
+	if (ret != 0) {
+		if (ret < 0)
+			fprintf(stderr, "perflinkd: %s\n", err);
+		pl__daemon_config_free(&d.cfg);
+		return ret < 0 ? 1 : 0;
+	}
+	pl__log_init("perflinkd", d.cfg.foreground, d.cfg.verbose ? 1 : 0);
+
+	if (open_all(&d) < 0) {
+		pl__log_warnx("not started");
+		close_all(&d);
+		return 1;
+	}
+	pl__notify("READY=1");
+	pl__log_info("version %s running: tracer %s, resources %s, control socket %s",
+		     PL_VERSION, d.trace_m.state, d.res_m.state, d.cfg.control_socket);
+
+	ret = pl__loop_run(d.loop);
+	if (ret < 0)
+		pl__log_warnc(ret, "event loop failed");
+
+	pl__notify("STOPPING=1");
+	close_all(&d);
+	pl__log_info("stopped");
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,62 @@
+/* The CSV rows, byte for byte as io_stall_tracer.py writes them, so that
+ * analysis written for its files keeps working.
+ *
+ * Python formats with f"{x:.0f}" and f"{x:.3f}": the exact binary value
+ * correctly rounded, ties to even, and "-0" for a small negative. glibc's
+ * printf does the same in the default rounding mode, which is why the
+ * numbers go through snprintf and not through a home-made formatter. */
+#include "tracer_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+const char pl__tracer_csv_header[] =
+	"wall,mono,proc,pid,state,d_wchar_kB,d_wbytes_kB,d_blkio_ms,disk_d_write_kB,"
+	"disk_d_busy_ms,compact_stall,allocstall,pgmajfault,dirty_kB,writeback_kB,memfree_kB,"
+	"memavail_kB\n";
+
+int pl__csv_fmt0(char *buf, size_t cap, double v)
+{
+	int n = snprintf(buf, cap, "%.0f", v);
+
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+}
+
+/* A process name is attacker-chosen (prctl PR_SET_NAME): keep it from adding
+ * columns or rows. */
+static void put_label(char *dst, size_t cap, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < cap && label[i]; i++) {
+		char c = label[i];
+
+		dst[i] = (c == ',' || c == '\n' || c == '\r') ? '_' : c;
+	}
+	dst[i] = '\0';
+}
+
+int pl__csv_format_row(char *buf, size_t cap, const struct pl_csv_row *r)
+{
+	char label[PL_COMM_MAX];
+	int n;
+
+	put_label(label, sizeof(label), r->label);
+	n = snprintf(buf, cap, "%.3f,%.3f,%s,%d,%c,%.0f,%.0f,%.0f,%.0f,%.0f,,,,,,,\n", r->wall,
+		     r->mono, label, r->pid, r->state ? r->state : '?', r->d_wchar_kb,
+		     r->d_wbytes_kb, r->d_blkio_ms, r->disk_d_write_kb, r->disk_d_busy_ms);
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+}
+
+int pl__csv_format_sys(char *buf, size_t cap, const struct pl_csv_sys *r)
+{
+	int n = snprintf(buf, cap,
+			 "%.3f,%.3f,SYS,0,-,,,,,,%lld,%lld,%lld,%llu,%llu,%llu,%llu\n", r->wall,
+			 r->mono, (long long)r->d_compact, (long long)r->d_alloc,
+			 (long long)r->d_majflt, (unsigned long long)r->dirty_kb,
+			 (unsigned long long)r->writeback_kb, (unsigned long long)r->memfree_kb,
+			 (unsigned long long)r->memavail_kb);
+
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+}

@@ -1,0 +1,232 @@
+/* The tracer's events file: a first "config" line saying what this run can
+ * see (delay accounting, PSI), then one "stall" line per stall of a watched
+ * process, with its bully and mechanism (rules in stall_detect.c). Each stall
+ * also goes to the log, rate-limited, and to cfg->on_event. */
+#include "tracer_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pl_config.h"
+
+static char *derive_path(const char *out)
+{
+	size_t len = strlen(out);
+	size_t stem = len >= 4 && strcmp(out + len - 4, ".csv") == 0 ? len - 4 : len;
+	char *p = malloc(stem + sizeof(".events.jsonl"));
+
+	if (!p)
+		return NULL;
+	memcpy(p, out, stem);
+	memcpy(p + stem, ".events.jsonl", sizeof(".events.jsonl"));
+	return p;
+}
+
+int pl__tevents_open(struct pl_tracer *t)
+{
+	int err;
+
+	t->events_path = t->cfg.events_path ? strdup(t->cfg.events_path)
+					    : derive_path(t->cfg.out_path);
+	if (!t->events_path)
+		return -ENOMEM;
+	do
+		t->events_fd = open(t->events_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (t->events_fd < 0 && errno == EINTR);
+	if (t->events_fd < 0) {
+		err = -errno;
+		pl__log_warn("cannot write %s", t->events_path);
+		return err;
+	}
+	return 0;
+}
+
+void pl__tevents_close(struct pl_tracer *t)
+{
+	if (t->events_fd >= 0)
+		close(t->events_fd);
+	t->events_fd = -1;
+	free(t->events_path);
+	t->events_path = NULL;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int put_line(struct pl_tracer *t, const char *line)
+{
+	int err;
+
+	if (!line)
+		return -ENOMEM;
+	if ((err = write_all(t->events_fd, line, strlen(line))) < 0) {
+		pl__log_warnc(-err, "cannot write %s", t->events_path);
+		return err;
+	}
+	return 0;
+}
+
+int pl__tevents_config(struct pl_tracer *t, double wall, double mono,
+		       const struct pl_tsys_sample *first)
+{
+	struct pl_json *j = &t->json;
+	size_t i;
+
+	pl__json_reset(j);
+	pl__json_begin_object(j, NULL);
+	pl__json_str(j, "type", "config");
+	pl__json_double(j, "wall", wall, 3);
+	pl__json_double(j, "mono", mono, 3);
+	pl__json_str(j, "version", PL_VERSION);
+	pl__json_str(j, "proc_root", t->cfg.proc_root);
+	pl__json_bool(j, "replay", t->seq);
+	pl__json_double(j, "hz", t->cfg.hz, 3);
+	pl__json_begin_array(j, "names");
+	for (i = 0; i < t->nwatch; i++)
+		pl__json_str(j, NULL, t->watch[i]);
+	pl__json_end_array(j);
+	pl__json_begin_array(j, "disks");
+	for (i = 0; i < t->sys.ndisks; i++)
+		pl__json_str(j, NULL, t->sys.disks[i]);
+	pl__json_end_array(j);
+	pl__json_str(j, "task_delayacct", pl__tracer_delayacct_name(t->delayacct));
+	pl__json_bool(j, "blkio_delays", t->delayacct != PL_DELAYACCT_OFF);
+	if (t->delayacct == PL_DELAYACCT_OFF)
+		pl__json_str(j, "delayacct_note",
+			     "kernel.task_delayacct is off: d_blkio_ms reads 0, only D state "
+			     "is seen");
+	else if (t->delayacct == PL_DELAYACCT_ABSENT)
+		pl__json_str(j, "delayacct_note",
+			     "no kernel.task_delayacct (before 5.14): on if the kernel has "
+			     "CONFIG_TASK_DELAY_ACCT");
+	pl__json_bool(j, "psi_io", first->have_psi_io);
+	pl__json_bool(j, "psi_memory", first->have_psi_mem);
+	pl__json_i64(j, "clk_tck", t->clk_tck);
+	pl__json_double(j, "stall_blkio_ms", t->cfg.blkio_stall_ms, 1);
+	pl__json_double(j, "stall_dstate_ms", t->cfg.dstate_stall_ms, 1);
+	pl__json_bool(j, "track_writers", t->cfg.track_writers);
+	pl__json_bool(j, "stat_every_tick", t->cfg.stat_every_tick);
+	pl__json_end_object(j);
+	pl__log_info("tracer: writing %s (events %s) at %g Hz, %zu names, task_delayacct %s, "
+		     "PSI io %s memory %s%s",
+		     t->cfg.out_path, t->events_path, t->cfg.hz, t->nwatch,
+		     pl__tracer_delayacct_name(t->delayacct), first->have_psi_io ? "yes" : "no",
+		     first->have_psi_mem ? "yes" : "no", t->seq ? " (replay)" : "");
+	return put_line(t, pl__json_finish(j));
+}
+
+static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uint64_t from,
+			 struct pl_stall_event *e)
+{
+	const struct pl_tprocs *tp = &t->procs;
+	uint64_t wb, wc;
+	size_t i;
+
+	for (i = 0; i < tp->n; i++) {
+		const struct pl_tproc *q = &tp->v[i];
+
+		if (q == victim)
+			continue;
+		pl__writes_sum(&q->writes, from, t->tick, &wb, &wc);
+		pl__stall_bully_offer(e->bully, &e->nbully, q->pid, q->comm, wb, wc, false);
+	}
+	for (i = 0; i < PL_WRITES_GONE; i++) {
+		if (!tp->gone.e[i].used)
+			continue;
+		pl__writes_sum(&tp->gone.e[i].w, from, t->tick, &wb, &wc);
+		pl__stall_bully_offer(e->bully, &e->nbully, tp->gone.e[i].pid, tp->gone.e[i].comm,
+				      wb, wc, true);
+	}
+	pl__writes_sum(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
+}
+
+static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,
+		double wall, double mono)
+{
+	struct pl_stall_event e;
+	uint64_t wt, from, bt;
+	const char *line;
+	int err;
+
+	memset(&e, 0, sizeof(e));
+	wt = pl__stall_window_ticks(&p->victim, &t->scfg, t->tick, mono);
+	from = t->tick - wt + 1;
+	pl__stall_window(&t->hist, from, t->tick, t->scfg.interval_ms, &e.win);
+	e.win.dirty_bg_thresh_kb = t->sys.dirty_bg_thresh_kb;
+	e.win.dirty_thresh_kb = t->sys.dirty_thresh_kb;
+	e.mechs = pl__stall_classify(&e.win);
+	bt = (uint64_t)(PL_STALL_BULLY_MS / t->scfg.interval_ms + 0.5);
+	if (bt < wt)
+		bt = wt;
+	if (bt > PL_STALL_RING)
+		bt = PL_STALL_RING;
+	if (bt > t->tick)
+		bt = t->tick;
+	find_bullies(t, p, t->tick - bt + 1, &e);
+	e.bully_window_ms = (double)bt * t->scfg.interval_ms;
+	e.wall = wall;
+	e.mono = mono;
+	e.pid = p->pid;
+	e.comm = p->comm;
+	e.label = t->watch[p->label];
+	e.ongoing = verdict == PL_STALL_EMIT_ONGOING;
+	e.blkio_ms = p->victim.blkio_ms;
+	e.dstate_ms = p->victim.dstate_ms;
+	e.window_ms = e.win.span_ms;
+	e.sampler_ms = (double)(pl__thread_cpu_ns() - t->tick_cpu0_ns) / 1e6;
+	e.sampler_ms_p99 = pl__qhist_quantile(&t->sampler, 0.99);
+	line = pl__stall_event_json(&t->json, &e);
+	if ((err = put_line(t, line)) < 0)
+		return err;
+	t->events++;
+	if (t->cfg.on_event)
+		t->cfg.on_event(t->cfg.on_event_ctx, line);
+	pl__log_warnx_limited(&t->event_rl,
+			      "stall: %s[%d] blocked %.0f ms (D %.0f ms) in %.0f ms; bully %s[%d] "
+			      "%.0f kB; mechanism %s",
+			      p->comm, p->pid, e.blkio_ms, e.dstate_ms, e.window_ms,
+			      e.nbully ? e.bully[0].comm : "-", e.nbully ? e.bully[0].pid : 0,
+			      e.nbully ? (double)e.bully[0].wbytes / 1024.0 : 0.0,
+			      pl__stall_mechanism_name(e.mechs));
+	return 0;
+}
+
+int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
+{
+	struct pl_tprocs *tp = &t->procs;
+	size_t i;
+	int err;
+
+	for (i = 0; i < tp->n; i++) {
+		struct pl_tproc *p = &tp->v[i];
+		enum pl_stall_verdict v;
+
+		if (p->label < 0 || !p->stat_now)
+			continue;
+		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms);
+		if (v == PL_STALL_NONE)
+			continue;
+		if ((err = emit(t, p, v, wall, mono)) < 0)
+			return err;
+		pl__stall_victim_rearm(&p->victim, v, t->tick, mono);
+	}
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* What the tracer's files share: the per-process table (tracer_procs.c), the
+ * system-wide counters (tracer_sys.c), the CSV writer (tracer_csv.c) and the
+ * tick that ties them together (tracer.c). Not for use outside tracer*.c. */
+#ifndef PL_DAEMON_TRACER_PRIV_H
+#define PL_DAEMON_TRACER_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "log.h"
+#include "proc_parse.h"
+#include "procfile.h"
+#include "stall_detect.h"
+#include "tracer.h"
+
+/* One process (thread group leader) seen under the proc root. The record is
+ * keyed by pid and starttime: a pid that comes back with another starttime
+ * is another process and starts fresh. */
+struct pl_tproc {
+	int pid, ppid;
+	uint64_t starttime;
+	char comm[PL_COMM_MAX];
+	char state;            /* as of the last stat read */
+	int label;             /* index into the watch list, -1 when not watched */
+	int64_t num_threads;
+	uint64_t blkio_ticks;
+	bool has_blkio;
+
+	/* /proc/PID/schedstat of the leader: if it did not change, the leader
+	 * did not run, so its state and blkio did not change either (a task
+	 * must run to enter D), and neither did a single-threaded process's
+	 * io counters (only the task itself accounts its writes). */
+	uint64_t ss_run_ns, ss_pcount;
+	bool ss_ok;
+
+	uint64_t rchar, wchar, wbytes;
+	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
+	bool io_denied;
+
+	int stat_fd, io_fd, ss_fd; /* kept open on a live /proc, else -1 */
+
+	uint64_t first_tick, seen_tick;
+	/* this tick's results */
+	bool stat_now;         /* state/blkio are known for this tick */
+	bool io_now;           /* d_wchar/d_wbytes are known for this tick */
+	double d_blk_ms;
+	int64_t d_wchar, d_wbytes; /* bytes, against the previous tick */
+	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */
+
+	/* A parent's io counts its reaped children's (wait_task_zombie adds
+	 * them), so a shell jumps by what its dd wrote: what the children
+	 * that exited last had written is taken off the parent's next deltas
+	 * in the bully history (the CSV keeps the kernel's numbers). */
+	uint64_t reap_wbytes, reap_wchar, reap_tick;
+
+	struct pl_writes writes;       /* per-tick write history for the bully */
+	struct pl_stall_victim victim; /* used when watched */
+};
+
+struct pl_tprocs_cfg {
+	const char *const *watch; /* comm substrings */
+	size_t nwatch;
+	bool track_writers;
+	bool stat_every_tick;
+	long clk_tck;
+};
+
+struct pl_tprocs {
+	struct pl_tprocs_cfg cfg;
+	int rootfd;            /* borrowed */
+	bool kept;             /* live procfs: keep per-pid fds open */
+	int scanfd;            /* own fd of the root for getdents64 */
+	char *dents;           /* getdents64 buffer */
+	size_t dents_cap;
+	struct pl_tproc *v;
+	size_t n, cap;
+	int32_t *hash;         /* open addressing: pid -> index + 1 */
+	size_t hcap;
+	struct pl_procfile scratch; /* shared read buffer, fd borrowed per read */
+	long fd_budget, fds_open;
+	uint64_t last_pid, scan_tick;
+	bool have_last_pid;
+	struct pl_writes_gone gone; /* recent writers that exited */
+	/* counters for pl_tracer_stats */
+	uint64_t read_errors, io_denied, pid_reuses, exits;
+	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
+	bool warned_fds;
+	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
+};
+
+int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg);
+void pl__tprocs_free(struct pl_tprocs *tp);
+/* Point the table at a root. keep_fds: the root is a live procfs (per-pid fds
+ * stay bound to their task); otherwise every file is opened by path each
+ * tick and the kept fds are closed. */
+int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds);
+/* One tick: re-read the known processes, drop the dead, discover new ones.
+ * last_pid: the most recent pid from loadavg, or 0 when unknown. all: a task
+ * may have blocked since the last tick, re-read the sleeping ones too. */
+int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all);
+/* Match comm against the watch list as the Python tool does: the first name
+ * that is a substring of comm, or -1. */
+int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm);
+
+/* System-wide counters for one tick. */
+struct pl_tsys_sample {
+	bool have_disk;        /* at least one --disk was present both times */
+	double disk_d_write_kb, disk_d_busy_ms;
+	int64_t d_compact, d_alloc, d_majflt;
+	uint64_t dirty_kb, writeback_kb, memfree_kb, memavail_kb;
+	uint64_t nr_writeback, nr_dirty;
+	struct pl_psi psi_io, psi_mem;
+	bool have_psi_io, have_psi_mem;
+	uint64_t last_pid;     /* from loadavg, 0 when unknown */
+	int64_t procs_blocked; /* from /proc/stat when there is no PSI, else -1 */
+};
+
+#define PL_TRACER_MAX_DISKS 16
+
+struct pl_tsys {
+	struct pl_procfile diskstats, vmstat, meminfo, psi_io, psi_mem, loadavg;
+	char disks[PL_TRACER_MAX_DISKS][32];
+	size_t ndisks;
+	bool have_prev;
+	uint64_t prev_sect[PL_TRACER_MAX_DISKS], prev_busy[PL_TRACER_MAX_DISKS];
+	bool prev_found[PL_TRACER_MAX_DISKS];
+	uint64_t prev_compact, prev_alloc, prev_majflt;
+	bool psi_io_reported, psi_mem_reported;
+	uint64_t dirty_bg_thresh_kb, dirty_thresh_kb; /* 0 = unknown */
+	long dirty_ratio, dirty_bg_ratio;
+	uint64_t dirty_bytes, dirty_bg_bytes;
+	bool sysctl_read;
+	struct pl_procfile stat;    /* /proc/stat, read only without PSI */
+	bool have_prev_psi;
+	uint64_t prev_psi_io_us, prev_psi_mem_us;
+};
+/* A task may have blocked since the previous sample: PSI io or memory stall
+ * time grew, or without PSI, procs_blocked is non-zero or unknown. */
+bool pl__tsys_maybe_blocked(struct pl_tsys *s, const struct pl_tsys_sample *cur);
+
+int pl__tsys_init(struct pl_tsys *s, const char *disks_csv);
+void pl__tsys_free(struct pl_tsys *s);
+/* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
+void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
+/* The vmstat parse on its own, for tests: compact_stall, the sum of every
+ * allocstall* key (kernels name them per zone or not at all), pgmajfault,
+ * nr_dirty, nr_writeback. Absent keys read 0. */
+void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
+			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback);
+
+/* Quantiles of per-tick costs over a whole run in fixed memory: log-linear
+ * buckets of microseconds, under 1% relative error. */
+#define PL_QHIST_BUCKETS (256 + 40 * 128)
+struct pl_qhist {
+	uint32_t b[PL_QHIST_BUCKETS];
+	uint64_t n;
+	double max_ms;
+};
+void pl__qhist_add(struct pl_qhist *h, double ms);
+/* q in [0, 1]; 0 when empty. */
+double pl__qhist_quantile(const struct pl_qhist *h, double q);
+
+/* kernel.task_delayacct as found under the root. */
+enum pl_delayacct { PL_DELAYACCT_ON, PL_DELAYACCT_OFF, PL_DELAYACCT_ABSENT,
+		    PL_DELAYACCT_UNREADABLE };
+enum pl_delayacct pl__tracer_read_delayacct(int rootfd);
+const char *pl__tracer_delayacct_name(enum pl_delayacct d);
+
+/* The CSV, byte for byte as io_stall_tracer.py writes it. */
+extern const char pl__tracer_csv_header[];
+struct pl_csv_row {
+	double wall, mono;
+	const char *label;
+	int pid;
+	char state;
+	double d_wchar_kb, d_wbytes_kb, d_blkio_ms, disk_d_write_kb, disk_d_busy_ms;
+};
+struct pl_csv_sys {
+	double wall, mono;
+	int64_t d_compact, d_alloc, d_majflt;
+	uint64_t dirty_kb, writeback_kb, memfree_kb, memavail_kb;
+};
+/* Format into buf (NUL-terminated, ending in '\n'); returns the length, or
+ * -ENOSPC when cap is too small. Commas and line breaks in a label are
+ * replaced with '_' so that a process name cannot shift the columns. */
+int pl__csv_format_row(char *buf, size_t cap, const struct pl_csv_row *r);
+int pl__csv_format_sys(char *buf, size_t cap, const struct pl_csv_sys *r);
+/* Python's "%.0f" of a float; "-0" for small negatives, as Python prints. */
+int pl__csv_fmt0(char *buf, size_t cap, double v);
+
+/* The tracer itself. */
+struct pl_tracer {
+	struct pl_tracer_config cfg; /* own copies of the strings */
+	char *names_buf;
+	const char **watch;
+	size_t nwatch;
+	long clk_tck;
+	uint64_t interval_ns;
+
+	int rootfd;
+	bool live;                  /* rootfd is a procfs */
+	bool seq;                   /* numbered snapshots, one per tick */
+	size_t snap_next;
+	int snapfd;
+
+	FILE *csv;
+	char *csv_buf;
+	int events_fd;
+	char *events_path;
+
+	struct pl_tprocs procs;
+	struct pl_tsys sys;
+	struct pl_stall_history hist;
+	struct pl_stall_cfg scfg;
+	struct pl_json json;
+	struct pl__ratelimit event_rl;
+
+	enum pl_delayacct delayacct;
+	bool delayacct_restore;     /* we turned it on: turn it off at close */
+
+	uint64_t tick, rows, events;
+	struct pl_qhist sampler, wall;
+	double sampler_ms_last;
+	uint64_t tick_cpu0_ns;      /* CPU clock at the start of this tick */
+
+	size_t *row_idx;            /* this tick's rows, sorted by pid */
+	size_t row_cap;
+	char line[512];
+};
+
+/* tracer_events.c */
+int pl__tevents_open(struct pl_tracer *t);
+void pl__tevents_close(struct pl_tracer *t);
+/* The first line of the events file and of the log: what this run can see. */
+int pl__tevents_config(struct pl_tracer *t, double wall, double mono,
+		       const struct pl_tsys_sample *first);
+/* Look at every watched process after a tick and report its stalls. */
+int pl__tevents_tick(struct pl_tracer *t, double wall, double mono);
+
+#endif

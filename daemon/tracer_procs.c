@@ -1,0 +1,662 @@
+/* The tracer's per-process table: one record per live process, keyed by pid
+ * and starttime, holding the kept-open fds of its stat, io and schedstat.
+ *
+ * Cost is what this file is about. Each read of a per-pid file is a syscall
+ * that costs 1-3 us with cold caches, /proc/PID/stat ~5 us; the Python tool
+ * spends ~50 us a process. At 10 Hz with 250-500 processes, reading even one
+ * file of every process every tick costs 15 times less than Python, not 30.
+ * So a tick reads:
+ *  - watched processes and those last seen running or in D, every tick;
+ *  - every other (sleeping) process when the caller says a task may have
+ *    blocked (PSI io or memory stall time grew during the tick, or, without
+ *    PSI, /proc/stat's procs_blocked is non-zero), and otherwise a tenth of
+ *    them by pid, so that each is re-read at least once a second. A
+ *    sleeping task can only enter D by running, and I/O waits show in PSI,
+ *    so what this misses is a D state that is not an I/O wait (a vfork
+ *    parent, a mutex) for up to a second. --stat-every-tick reads all.
+ * For a process it reads, schedstat first: if the leader did not run since
+ * the last reading, its state and blkio cannot have changed (a task must run
+ * to enter D), and neither can a single-threaded process's io counters (its
+ * writes are accounted to itself), so stat and io are skipped. io is read
+ * for watched and D-state processes (the CSV) and, to name the bully, for
+ * any that may have written. The directory is scanned only when loadavg's
+ * last pid says a task was created, and every 50 ticks in any case.
+ *
+ * With a kept fd, a process that exits fails the next read with ESRCH even
+ * if its pid is reused; a file opened by path (a recorded tree, or past the
+ * fd budget) is checked by starttime instead. */
+#include "tracer_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define RESCAN_TICKS 50
+#define SLICES 10 /* sleeping processes are re-read every SLICES ticks */
+#define FD_RESERVE 128 /* fds left to the rest of the program */
+
+int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm)
+{
+	for (size_t i = 0; i < nwatch; i++) {
+		if (strstr(comm, watch[i]))
+			return (int)i;
+	}
+	return -1;
+}
+
+static long raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { rl.rlim_max, rl.rlim_max };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl.rlim_cur = rl.rlim_max;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1u << 20)
+		rl.rlim_cur = 1u << 20;
+	return rl.rlim_cur > FD_RESERVE ? (long)rl.rlim_cur - FD_RESERVE : 0;
+}
+
+int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg)
+{
+	const struct pl_procfile init = PL_PROCFILE_INIT;
+
+	memset(tp, 0, sizeof(*tp));
+	tp->cfg = *cfg;
+	tp->rootfd = -1;
+	tp->scanfd = -1;
+	tp->scratch = init;
+	tp->fd_budget = raise_nofile();
+	tp->dents_cap = 32768;
+	tp->dents = malloc(tp->dents_cap);
+	if (!tp->dents)
+		return -ENOMEM;
+	return 0;
+}
+
+static void close_fd(struct pl_tprocs *tp, int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		tp->fds_open--;
+	}
+	*fd = -1;
+}
+
+static void close_entry(struct pl_tprocs *tp, struct pl_tproc *p)
+{
+	close_fd(tp, &p->stat_fd);
+	close_fd(tp, &p->io_fd);
+	close_fd(tp, &p->ss_fd);
+}
+
+void pl__tprocs_free(struct pl_tprocs *tp)
+{
+	for (size_t i = 0; i < tp->n; i++)
+		close_entry(tp, &tp->v[i]);
+	if (tp->scanfd >= 0)
+		close(tp->scanfd);
+	free(tp->v);
+	free(tp->hash);
+	free(tp->dents);
+	pl__procfile_free(&tp->scratch);
+	memset(tp, 0, sizeof(*tp));
+	tp->scanfd = -1;
+}
+
+int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
+{
+	int fd;
+
+	for (size_t i = 0; i < tp->n; i++)
+		close_entry(tp, &tp->v[i]);
+	if (tp->scanfd >= 0)
+		close(tp->scanfd);
+	tp->scanfd = -1;
+	tp->rootfd = rootfd;
+	tp->kept = keep_fds;
+	tp->no_schedstat = false;
+	fd = pl__procdir_open(rootfd, ".");
+	if (fd < 0)
+		return fd;
+	tp->scanfd = fd;
+	return 0;
+}
+
+static bool gone_err(ssize_t n)
+{
+	return n == -ESRCH || n == -ENOENT;
+}
+
+/* One per-pid file into the shared buffer: through the kept fd, or opened
+ * now and kept while the budget allows, or opened, read and closed. */
+static ssize_t read_pid_file(struct pl_tprocs *tp, const struct pl_tproc *p, int *fdp,
+			     const char *name)
+{
+	struct pl_procfile pf;
+	char rel[48];
+	ssize_t n;
+
+	snprintf(rel, sizeof(rel), "%d/%s", p->pid, name);
+	if (*fdp < 0 && tp->kept && tp->fds_open < tp->fd_budget) {
+		int fd;
+
+		do
+			fd = openat(tp->rootfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		while (fd < 0 && errno == EINTR);
+		if (fd < 0) {
+			if (errno != EMFILE && errno != ENFILE)
+				return -errno;
+			tp->fd_budget = tp->fds_open;
+			if (!tp->warned_fds) {
+				tp->warned_fds = true;
+				pl__log_warnx("out of fds after %ld kept /proc files: reopening "
+					      "the rest each tick",
+					      tp->fds_open);
+			}
+		} else {
+			*fdp = fd;
+			tp->fds_open++;
+		}
+	}
+	if (*fdp < 0)
+		return pl__procfile_read_once(&tp->scratch, tp->rootfd, rel);
+	pf = tp->scratch;
+	pf.fd = *fdp;
+	n = pl__procfile_read(&pf);
+	tp->scratch.buf = pf.buf; /* the buffer may have grown */
+	tp->scratch.cap = pf.cap;
+	tp->scratch.len = pf.len;
+	return n;
+}
+
+/* "runtime_ns wait_ns timeslices\n". false when absent or all zero (a kernel
+ * that keeps no sched_info prints zeros). */
+static bool parse_schedstat(const char *buf, uint64_t *run_ns, uint64_t *pcount)
+{
+	const char *s = buf;
+	uint64_t wait;
+
+	if (pl__parse_u64(&s, run_ns) < 0 || *s++ != ' ' || pl__parse_u64(&s, &wait) < 0 ||
+	    *s++ != ' ' || pl__parse_u64(&s, pcount) < 0)
+		return false;
+	return *run_ns || *pcount;
+}
+
+static bool sleeping(char state)
+{
+	return state == 'S' || state == 'I' || state == 'T' || state == 't' || state == 'Z' ||
+	       state == 'X' || state == 'x';
+}
+
+/* Sets *ran unless the schedstat proves the leader did not run. Returns the
+ * read's error, so that a kernel without the file can be told apart. */
+static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ran)
+{
+	uint64_t run_ns, pcount;
+	ssize_t n;
+
+	*ran = true;
+	if (tp->cfg.stat_every_tick || tp->no_schedstat) {
+		p->ss_ok = false;
+		return 0;
+	}
+	n = read_pid_file(tp, p, &p->ss_fd, "schedstat");
+	tp->schedstat_reads++;
+	if (n < 0 || !parse_schedstat(tp->scratch.buf, &run_ns, &pcount)) {
+		p->ss_ok = false; /* the stat read decides whether it is gone */
+		return n < 0 ? n : 0;
+	}
+	*ran = !p->ss_ok || run_ns != p->ss_run_ns || pcount != p->ss_pcount;
+	p->ss_ok = true;
+	p->ss_run_ns = run_ns;
+	p->ss_pcount = pcount;
+	return 0;
+}
+
+/* Fill a fresh record from a stat read: no deltas until the next tick. */
+static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_stat *st,
+		  uint64_t tick)
+{
+	memcpy(p->comm, st->comm, sizeof(p->comm));
+	p->starttime = st->starttime_ticks;
+	p->state = st->state;
+	p->ppid = st->ppid;
+	p->num_threads = st->num_threads;
+	p->blkio_ticks = st->blkio_ticks;
+	p->has_blkio = st->has_blkio;
+	p->reap_wbytes = p->reap_wchar = 0;
+	p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
+	p->io_tick = 0;
+	p->io_denied = false;
+	p->first_tick = tick;
+	p->stat_now = true;
+	p->d_blk_ms = 0;
+	pl__writes_reset(&p->writes, tick);
+	memset(&p->victim, 0, sizeof(p->victim));
+}
+
+/* 0, or -ESRCH when the process is gone, -EIO when this tick's stat could
+ * not be used. */
+static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+{
+	struct pl_pid_stat st;
+	ssize_t n = read_pid_file(tp, p, &p->stat_fd, "stat");
+
+	tp->stat_reads++;
+	if (n < 0) {
+		if (gone_err(n))
+			return -ESRCH;
+		tp->read_errors++;
+		return -EIO;
+	}
+	if (pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != p->pid) {
+		tp->read_errors++;
+		return -EIO;
+	}
+	if (st.starttime_ticks != p->starttime) {
+		/* The pid was reused: another process, no delta against the old. */
+		tp->pid_reuses++;
+		fresh(tp, p, &st, tick);
+		p->ss_ok = false;
+		return 0;
+	}
+	p->d_blk_ms = 0;
+	if (st.has_blkio && p->has_blkio)
+		p->d_blk_ms = (double)(int64_t)(st.blkio_ticks - p->blkio_ticks) *
+			      (1000.0 / (double)tp->cfg.clk_tck);
+	if (strcmp(st.comm, p->comm) != 0) {
+		memcpy(p->comm, st.comm, sizeof(p->comm));
+		p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
+		p->io_denied = false; /* an exec may have changed who owns it */
+	}
+	p->state = st.state;
+	p->ppid = st.ppid;
+	p->num_threads = st.num_threads;
+	p->blkio_ticks = st.blkio_ticks;
+	p->has_blkio = st.has_blkio;
+	p->stat_now = true;
+	return 0;
+}
+
+/* 0, or -ESRCH when the process is gone. last_tick: when this process was
+ * last read (its schedstat, stat and io as of then). */
+static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool ran,
+		     uint64_t last_tick)
+{
+	struct pl_pid_io io;
+	ssize_t n;
+	bool want = p->label >= 0 || p->state == 'D' || tp->cfg.track_writers;
+
+	if (!want || p->io_denied)
+		return 0;
+	/* Only the process's own tasks account its writes: one task that did
+	 * not run wrote nothing since the last reading. */
+	if (p->ss_ok && !ran && p->num_threads <= 1 && p->io_tick && p->io_tick >= last_tick) {
+		p->io_now = true; /* a delta of 0 */
+		p->io_tick = tick;
+		return 0;
+	}
+	n = read_pid_file(tp, p, &p->io_fd, "io");
+	tp->io_reads++;
+	if (n < 0) {
+		if (n == -EACCES || n == -EPERM) {
+			p->io_denied = true;
+			tp->io_denied++;
+			close_fd(tp, &p->io_fd);
+			return 0;
+		}
+		if (gone_err(n))
+			return -ESRCH;
+		tp->read_errors++;
+		return 0;
+	}
+	if (pl__parse_pid_io(tp->scratch.buf, &io) < 0 || !(io.have & PL_IO_HAVE_WCHAR)) {
+		tp->read_errors++;
+		return 0;
+	}
+	if (p->io_tick) {
+		/* What was written since the last reading counts in this tick's
+		 * history for the bully; the CSV shows a delta only against the
+		 * previous tick, never many ticks' writes in one row. */
+		p->gap_wchar = (int64_t)(io.wchar - p->wchar);
+		p->gap_wbytes = (int64_t)(io.write_bytes - p->wbytes);
+		if (p->io_tick + 1 == tick) {
+			p->d_wchar = p->gap_wchar;
+			p->d_wbytes = p->gap_wbytes;
+		}
+	}
+	p->rchar = io.rchar;
+	p->wchar = io.wchar;
+	p->wbytes = io.write_bytes;
+	p->io_tick = tick;
+	p->io_now = true;
+	return 0;
+}
+
+#define REAP_TICKS 3 /* a reaped child shows in its parent's io within this */
+
+static uint64_t take(uint64_t *credit, int64_t *gap)
+{
+	uint64_t t = *gap > 0 ? (uint64_t)*gap : 0;
+
+	if (t > *credit)
+		t = *credit;
+	*credit -= t;
+	*gap -= (int64_t)t;
+	return t;
+}
+
+/* Take reaped children's writes off this tick's history of p. */
+static void settle_reaped(struct pl_tproc *p, uint64_t tick)
+{
+	if (!p->reap_wbytes && !p->reap_wchar)
+		return;
+	if (tick > p->reap_tick + REAP_TICKS) {
+		p->reap_wbytes = p->reap_wchar = 0;
+		return;
+	}
+	if (p->io_tick != tick)
+		return;
+	take(&p->reap_wbytes, &p->gap_wbytes);
+	take(&p->reap_wchar, &p->gap_wchar);
+	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+}
+
+static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, uint64_t tick)
+{
+	if (!child->io_tick || child->ppid <= 0)
+		return;
+	for (size_t i = 0; i < tp->n; i++) {
+		struct pl_tproc *q = &tp->v[i];
+
+		if (q->pid == child->ppid) {
+			q->reap_wbytes += child->wbytes;
+			q->reap_wchar += child->wchar;
+			q->reap_tick = tick;
+			/* Already read this tick: the jump may be in it. */
+			if (q->seen_tick == tick)
+				settle_reaped(q, tick);
+			return;
+		}
+	}
+}
+
+static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
+{
+	struct pl_tproc *p = &tp->v[i];
+
+	credit_parent(tp, p, tick);
+
+	pl__writes_gone_add(&tp->gone, p->pid, p->comm, &p->writes, tick);
+	close_entry(tp, p);
+	tp->exits++;
+	if (i != tp->n - 1)
+		tp->v[i] = tp->v[tp->n - 1];
+	tp->n--;
+}
+
+/* Re-read one known process. false when it is gone. */
+static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool all)
+{
+	uint64_t last_tick = p->seen_tick;
+	bool ran;
+	int err = 0;
+
+	p->stat_now = p->io_now = false;
+	p->d_blk_ms = 0;
+	p->d_wchar = p->d_wbytes = 0;
+	p->gap_wchar = p->gap_wbytes = 0;
+	if (!all && p->label < 0 && sleeping(p->state) && (unsigned)p->pid % SLICES != tick % SLICES) {
+		/* Asleep at the last reading and nothing blocked: as it was. */
+		p->stat_now = true;
+		pl__writes_put(&p->writes, tick, 0, 0);
+		return true;
+	}
+	read_schedstat(tp, p, &ran);
+	if (!p->ss_ok || ran || !sleeping(p->state) || tp->cfg.stat_every_tick) {
+		uint64_t before = p->first_tick;
+
+		err = update_stat(tp, p, tick);
+		if (err == -ESRCH)
+			return false;
+		if (p->first_tick != before)
+			ran = true; /* a new process under an old pid */
+	} else {
+		p->stat_now = true; /* did not run: state and blkio as they were */
+	}
+	if (err == 0 && update_io(tp, p, tick, ran, last_tick) == -ESRCH)
+		return false;
+	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	settle_reaped(p, tick);
+	p->seen_tick = tick;
+	return true;
+}
+
+static int grow_table(struct pl_tprocs *tp)
+{
+	size_t ncap = tp->cap ? tp->cap * 2 : 256;
+	struct pl_tproc *nv = realloc(tp->v, ncap * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	tp->v = nv;
+	tp->cap = ncap;
+	return 0;
+}
+
+/* Give memory back once most processes are gone. */
+static void shrink_table(struct pl_tprocs *tp)
+{
+	struct pl_tproc *nv;
+
+	if (tp->cap <= 256 || tp->n >= tp->cap / 4)
+		return;
+	nv = realloc(tp->v, tp->cap / 2 * sizeof(*nv));
+	if (nv) {
+		tp->v = nv;
+		tp->cap /= 2;
+	}
+}
+
+static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
+{
+	struct pl_tproc *p;
+	struct pl_pid_stat st;
+	bool ran;
+	ssize_t n, ss_err;
+	int err;
+
+	if (tp->n == tp->cap && (err = grow_table(tp)) < 0)
+		return err;
+	p = &tp->v[tp->n];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->stat_fd = p->io_fd = p->ss_fd = -1;
+	ss_err = read_schedstat(tp, p, &ran);
+	n = read_pid_file(tp, p, &p->stat_fd, "stat");
+	tp->stat_reads++;
+	if (n < 0 || pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != pid) {
+		if (n >= 0)
+			tp->read_errors++;
+		close_entry(tp, p);
+		return 0; /* gone already, or not a process */
+	}
+	if (ss_err == -ENOENT && tp->kept && !tp->no_schedstat) {
+		/* stat is there but schedstat is not: this kernel has none. */
+		tp->no_schedstat = true;
+		close_fd(tp, &p->ss_fd);
+	}
+	fresh(tp, p, &st, tick);
+	if (update_io(tp, p, tick, true, tick) == -ESRCH) {
+		close_entry(tp, p);
+		return 0;
+	}
+	pl__writes_put(&p->writes, tick, 0, 0);
+	p->seen_tick = tick;
+	tp->n++;
+	return 1;
+}
+
+static uint32_t hash_pid(int pid)
+{
+	return (uint32_t)pid * 2654435761u;
+}
+
+static int rebuild_hash(struct pl_tprocs *tp)
+{
+	size_t want = 1024;
+
+	while (want < 2 * (tp->n + 256))
+		want *= 2;
+	if (want != tp->hcap) {
+		int32_t *nh = malloc(want * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		free(tp->hash);
+		tp->hash = nh;
+		tp->hcap = want;
+	}
+	memset(tp->hash, 0, tp->hcap * sizeof(*tp->hash));
+	for (size_t i = 0; i < tp->n; i++) {
+		size_t h = hash_pid(tp->v[i].pid) & (tp->hcap - 1);
+
+		while (tp->hash[h])
+			h = (h + 1) & (tp->hcap - 1);
+		tp->hash[h] = (int32_t)i + 1;
+	}
+	return 0;
+}
+
+/* Index of pid, or insert slot as -(slot + 1). */
+static long lookup(const struct pl_tprocs *tp, int pid)
+{
+	size_t h = hash_pid(pid) & (tp->hcap - 1);
+
+	while (tp->hash[h]) {
+		if (tp->v[tp->hash[h] - 1].pid == pid)
+			return tp->hash[h] - 1;
+		h = (h + 1) & (tp->hcap - 1);
+	}
+	return -(long)h - 1;
+}
+
+struct dirent64_hdr {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int parse_pid(const char *name)
+{
+	long v = 0;
+
+	if (*name < '1' || *name > '9')
+		return -1;
+	for (; *name; name++) {
+		if (*name < '0' || *name > '9' || v > INT_MAX / 10)
+			return -1;
+		v = v * 10 + (*name - '0');
+	}
+	return v > INT_MAX ? -1 : (int)v;
+}
+
+static int scan(struct pl_tprocs *tp, uint64_t tick)
+{
+	int err;
+
+	tp->dir_scans++;
+	if ((err = rebuild_hash(tp)) < 0)
+		return err;
+	if (lseek(tp->scanfd, 0, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		long n;
+		size_t off;
+
+		do
+			n = syscall(SYS_getdents64, tp->scanfd, tp->dents, tp->dents_cap);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		for (off = 0; off + sizeof(struct dirent64_hdr) <= (size_t)n;) {
+			const struct dirent64_hdr *d = (const void *)(tp->dents + off);
+			int pid;
+			long at;
+
+			if (d->d_reclen == 0)
+				return -EIO;
+			off += d->d_reclen;
+			pid = parse_pid(d->d_name);
+			if (pid <= 0)
+				continue;
+			at = lookup(tp, pid);
+			if (at >= 0) {
+				tp->v[at].seen_tick = tick;
+				continue;
+			}
+			if (2 * (tp->n + 1) > tp->hcap) {
+				if ((err = rebuild_hash(tp)) < 0)
+					return err;
+				at = lookup(tp, pid);
+			}
+			err = add(tp, pid, tick);
+			if (err < 0)
+				return err;
+			if (err > 0)
+				tp->hash[-at - 1] = (int32_t)tp->n;
+		}
+	}
+	/* A recorded tree has no kept fds to fail: what is not listed is gone. */
+	if (!tp->kept) {
+		for (size_t i = 0; i < tp->n;) {
+			if (tp->v[i].seen_tick != tick)
+				drop(tp, i, tick);
+			else
+				i++;
+		}
+	}
+	tp->scan_tick = tick;
+	return 0;
+}
+
+int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all)
+{
+	bool need_scan;
+
+	all = all || tp->cfg.stat_every_tick || !tp->kept;
+	for (size_t i = 0; i < tp->n;) {
+		if (sweep_one(tp, &tp->v[i], tick, all))
+			i++;
+		else
+			drop(tp, i, tick);
+	}
+	need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
+		    last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
+	tp->last_pid = last_pid;
+	tp->have_last_pid = last_pid != 0;
+	if (need_scan) {
+		int err = scan(tp, tick);
+
+		if (err < 0)
+			return err;
+	}
+	shrink_table(tp);
+	return 0;
+}

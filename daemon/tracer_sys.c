@@ -1,0 +1,310 @@
+/* The tracer's system-wide counters: /proc/diskstats, vmstat, meminfo,
+ * pressure/{io,memory}, loadavg and the dirty-page sysctls, read relative to
+ * the proc root. A file a kernel lacks reads as absent, never as an error. */
+#include "tracer_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
+{
+	const struct pl_procfile init = PL_PROCFILE_INIT;
+	const char *p = disks_csv ? disks_csv : "";
+
+	memset(s, 0, sizeof(*s));
+	s->diskstats = s->vmstat = s->meminfo = init;
+	s->psi_io = s->psi_mem = s->loadavg = s->stat = init;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		const char *b = p, *e = p + len;
+
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e > b) {
+			if ((size_t)(e - b) >= sizeof(s->disks[0])) {
+				pl__log_warnx("--disk: '%.*s' is too long for a device name",
+					      (int)(e - b), b);
+				return -EINVAL;
+			}
+			if (s->ndisks == PL_TRACER_MAX_DISKS) {
+				pl__log_warnx("--disk: at most %d disks", PL_TRACER_MAX_DISKS);
+				return -EINVAL;
+			}
+			memcpy(s->disks[s->ndisks], b, (size_t)(e - b));
+			s->disks[s->ndisks][e - b] = '\0';
+			s->ndisks++;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+void pl__tsys_free(struct pl_tsys *s)
+{
+	pl__procfile_free(&s->diskstats);
+	pl__procfile_free(&s->vmstat);
+	pl__procfile_free(&s->meminfo);
+	pl__procfile_free(&s->psi_io);
+	pl__procfile_free(&s->psi_mem);
+	pl__procfile_free(&s->loadavg);
+	pl__procfile_free(&s->stat);
+}
+
+static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
+{
+	ssize_t n;
+
+	if (!keep) {
+		pl__procfile_close(pf);
+		return pl__procfile_read_once(pf, rootfd, rel);
+	}
+	if (pf->fd < 0) {
+		int err = pl__procfile_open(pf, rootfd, rel);
+
+		if (err < 0)
+			return err;
+	}
+	n = pl__procfile_read(pf);
+	if (n < 0)
+		pl__procfile_close(pf); /* reopen next time */
+	return n;
+}
+
+void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
+			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback)
+{
+	const char *s = buf;
+
+	*compact = *alloc = *majflt = *nr_dirty = *nr_writeback = 0;
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		const char *end = nl ? nl : s + strlen(s);
+		size_t klen = strcspn(s, " \t\n");
+		const char *v = s + klen;
+		uint64_t val;
+
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (v < end && pl__parse_u64(&v, &val) == 0 && v == end) {
+			if (klen == 13 && memcmp(s, "compact_stall", 13) == 0)
+				*compact = val;
+			else if (klen >= 10 && memcmp(s, "allocstall", 10) == 0)
+				*alloc += val; /* per zone, or one counter before 4.8 */
+			else if (klen == 10 && memcmp(s, "pgmajfault", 10) == 0)
+				*majflt = val;
+			else if (klen == 8 && memcmp(s, "nr_dirty", 8) == 0)
+				*nr_dirty = val;
+			else if (klen == 12 && memcmp(s, "nr_writeback", 12) == 0)
+				*nr_writeback = val;
+		}
+		s = nl ? nl + 1 : end;
+	}
+}
+
+static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
+{
+	uint64_t sect[PL_TRACER_MAX_DISKS] = { 0 }, busy[PL_TRACER_MAX_DISKS] = { 0 };
+	bool found[PL_TRACER_MAX_DISKS] = { false };
+	struct pl_diskstat d;
+	const char *cur;
+	size_t i;
+	int r;
+
+	if (rd(&s->diskstats, rootfd, "diskstats", keep) >= 0) {
+		cur = s->diskstats.buf;
+		while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
+			if (r < 0)
+				continue;
+			for (i = 0; i < s->ndisks; i++) {
+				if (strcmp(d.name, s->disks[i]) == 0) {
+					sect[i] = d.sectors_written;
+					busy[i] = d.io_ms;
+					found[i] = true;
+				}
+			}
+		}
+	}
+	out->disk_d_write_kb = 0;
+	out->disk_d_busy_ms = 0;
+	out->have_disk = false;
+	for (i = 0; i < s->ndisks; i++) {
+		/* As the Python tool: a disk counts when present now and before. */
+		if (found[i] && s->have_prev && s->prev_found[i]) {
+			int64_t ds = (int64_t)(sect[i] - s->prev_sect[i]);
+			int64_t db = (int64_t)(busy[i] - s->prev_busy[i]);
+
+			out->disk_d_write_kb += (double)(ds * 512) / 1024.0;
+			out->disk_d_busy_ms += (double)db;
+			out->have_disk = true;
+		}
+		s->prev_sect[i] = sect[i];
+		s->prev_busy[i] = busy[i];
+		s->prev_found[i] = found[i];
+	}
+}
+
+static bool read_psi(struct pl_procfile *pf, int rootfd, const char *rel, bool keep,
+		     struct pl_psi *out, bool *reported)
+{
+	ssize_t n = rd(pf, rootfd, rel, keep);
+
+	if (n >= 0 && pl__parse_pressure(pf->buf, out) == 0)
+		return true;
+	if (!*reported) {
+		*reported = true;
+		if (n == -ENOENT)
+			pl__log_info("%s: absent (kernel before 4.20 or without CONFIG_PSI); "
+				     "stall events carry no PSI",
+				     rel);
+		else if (n == -EOPNOTSUPP)
+			pl__log_info("%s: PSI is disabled (psi=0); stall events carry no PSI", rel);
+		else if (n < 0)
+			pl__log_warnc((int)-n, "%s: cannot read", rel);
+		else
+			pl__log_warnx("%s: unexpected contents, ignored", rel);
+	}
+	memset(out, 0, sizeof(*out));
+	return false;
+}
+
+static bool read_u64_file(int rootfd, const char *rel, uint64_t *out)
+{
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	const char *p;
+	bool ok = false;
+
+	if (pl__procfile_read_once(&pf, rootfd, rel) > 0) {
+		p = pf.buf;
+		ok = pl__parse_u64(&p, out) == 0 && (*p == '\n' || *p == '\0');
+	}
+	pl__procfile_free(&pf);
+	return ok;
+}
+
+static void read_sysctls(struct pl_tsys *s, int rootfd)
+{
+	uint64_t v;
+
+	s->sysctl_read = true;
+	s->dirty_ratio = read_u64_file(rootfd, "sys/vm/dirty_ratio", &v) && v <= 100 ? (long)v : -1;
+	s->dirty_bg_ratio = read_u64_file(rootfd, "sys/vm/dirty_background_ratio", &v) && v <= 100
+				    ? (long)v : -1;
+	s->dirty_bytes = read_u64_file(rootfd, "sys/vm/dirty_bytes", &v) ? v : 0;
+	s->dirty_bg_bytes = read_u64_file(rootfd, "sys/vm/dirty_background_bytes", &v) ? v : 0;
+}
+
+/* The kernel's thresholds are a share of the dirtyable memory; MemAvailable
+ * is close to it and is what a reader of the CSV can check. */
+static void thresholds(struct pl_tsys *s, uint64_t memavail_kb)
+{
+	s->dirty_bg_thresh_kb = s->dirty_bg_bytes ? s->dirty_bg_bytes / 1024
+			      : s->dirty_bg_ratio > 0 ? memavail_kb * (uint64_t)s->dirty_bg_ratio / 100
+						      : 0;
+	s->dirty_thresh_kb = s->dirty_bytes ? s->dirty_bytes / 1024
+			   : s->dirty_ratio > 0 ? memavail_kb * (uint64_t)s->dirty_ratio / 100 : 0;
+}
+
+void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
+{
+	static const char *const mkeys[] = { "MemFree", "MemAvailable", "Dirty", "Writeback" };
+	uint64_t compact = 0, alloc = 0, majflt = 0, mvals[4] = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	if (!s->sysctl_read)
+		read_sysctls(s, rootfd);
+	read_disks(s, rootfd, keep, out);
+	if (rd(&s->vmstat, rootfd, "vmstat", keep) >= 0)
+		pl__tsys_parse_vmstat(s->vmstat.buf, &compact, &alloc, &majflt, &out->nr_dirty,
+				      &out->nr_writeback);
+	if (s->have_prev) {
+		out->d_compact = (int64_t)(compact - s->prev_compact);
+		out->d_alloc = (int64_t)(alloc - s->prev_alloc);
+		out->d_majflt = (int64_t)(majflt - s->prev_majflt);
+	}
+	s->prev_compact = compact;
+	s->prev_alloc = alloc;
+	s->prev_majflt = majflt;
+	s->have_prev = true;
+	if (rd(&s->meminfo, rootfd, "meminfo", keep) >= 0)
+		pl__parse_keyed_u64(s->meminfo.buf, mkeys, 4, mvals);
+	out->memfree_kb = mvals[0];
+	out->memavail_kb = mvals[1];
+	out->dirty_kb = mvals[2];
+	out->writeback_kb = mvals[3];
+	thresholds(s, out->memavail_kb);
+	out->have_psi_io = read_psi(&s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,
+				    &s->psi_io_reported);
+	out->have_psi_mem = read_psi(&s->psi_mem, rootfd, "pressure/memory", keep, &out->psi_mem,
+				     &s->psi_mem_reported);
+	out->procs_blocked = -1;
+	if (!out->have_psi_io && rd(&s->stat, rootfd, "stat", keep) > 0) {
+		static const char *const key[] = { "procs_blocked" };
+		uint64_t v;
+
+		if (pl__parse_keyed_u64(s->stat.buf, key, 1, &v) == 1)
+			out->procs_blocked = (int64_t)v;
+	}
+	/* The last field of loadavg is the pid most recently handed out: while
+	 * it stays the same, no process appeared and the directory scan can
+	 * be skipped. */
+	out->last_pid = 0;
+	if (rd(&s->loadavg, rootfd, "loadavg", keep) > 0) {
+		const char *sp = strrchr(s->loadavg.buf, ' ');
+		uint64_t v;
+
+		if (sp) {
+			sp++;
+			if (pl__parse_u64(&sp, &v) == 0 && (*sp == '\n' || *sp == '\0'))
+				out->last_pid = v;
+		}
+	}
+}
+
+enum pl_delayacct pl__tracer_read_delayacct(int rootfd)
+{
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	ssize_t n = pl__procfile_read_once(&pf, rootfd, "sys/kernel/task_delayacct");
+	enum pl_delayacct d = PL_DELAYACCT_UNREADABLE;
+
+	if (n == -ENOENT)
+		d = PL_DELAYACCT_ABSENT;
+	else if (n > 0 && (pf.buf[0] == '0' || pf.buf[0] == '1') &&
+		 (pf.buf[1] == '\n' || pf.buf[1] == '\0'))
+		d = pf.buf[0] == '1' ? PL_DELAYACCT_ON : PL_DELAYACCT_OFF;
+	pl__procfile_free(&pf);
+	return d;
+}
+
+const char *pl__tracer_delayacct_name(enum pl_delayacct d)
+{
+	switch (d) {
+	case PL_DELAYACCT_ON: return "on";
+	case PL_DELAYACCT_OFF: return "off";
+	case PL_DELAYACCT_ABSENT: return "absent";
+	case PL_DELAYACCT_UNREADABLE: break;
+	}
+	return "unreadable";
+}
+
+bool pl__tsys_maybe_blocked(struct pl_tsys *s, const struct pl_tsys_sample *cur)
+{
+	bool grew;
+
+	if (!cur->have_psi_io) {
+		s->have_prev_psi = false;
+		return cur->procs_blocked != 0;
+	}
+	grew = !s->have_prev_psi || cur->psi_io.some.total_us != s->prev_psi_io_us ||
+	       !cur->have_psi_mem || cur->psi_mem.some.total_us != s->prev_psi_mem_us;
+	s->have_prev_psi = true;
+	s->prev_psi_io_us = cur->psi_io.some.total_us;
+	s->prev_psi_mem_us = cur->have_psi_mem ? cur->psi_mem.some.total_us : 0;
+	return grew;
+}

@@ -1,0 +1,57 @@
+/* Load, fork and exit of the shim.
+ *
+ * The constructor does the least it can: resolve the real functions (so no
+ * hook ever enters dlsym later), read the environment, and only when
+ * profiling was asked for, build the stage table and start the reporter.
+ * Hooks that run before it (another library's constructor calling open or
+ * ioctl) find profiling off and simply forward. */
+#include "diag.h"
+#include "profile.h"
+#include "real.h"
+#include "reporter.h"
+#include "settings.h"
+#include "stages.h"
+#include "stats.h"
+
+#include <pthread.h>
+
+static void fork_child(void)
+{
+	if (!__atomic_load_n(&pl__profile_on, __ATOMIC_RELAXED))
+		return;
+	pl__stats_reset_after_fork();
+	pl__reporter_fork_child();
+}
+
+__attribute__((constructor)) static void pl_preload_init(void)
+{
+	struct pl_settings s;
+	char err[512];
+	int r;
+
+	pl__real_resolve_all();
+	pl__settings_read(&s);
+	if (!s.profile)
+		return;
+	r = pl__stages_build(s.stages_path, err, sizeof(err));
+	if (r < 0) {
+		/* a broken stage file must not break the target: stay dormant */
+		pl__diag("%s; profiling stays off", err);
+		return;
+	}
+	r = pthread_atfork(NULL, NULL, fork_child);
+	if (r != 0) {
+		pl__diag("pthread_atfork failed (error %d); profiling stays off", r);
+		return;
+	}
+	if (pl__reporter_start(&s) < 0)
+		return;
+	__atomic_store_n(&pl__profile_on, 1, __ATOMIC_RELEASE);
+}
+
+/* A report that is due when the target exits is still written. */
+__attribute__((destructor)) static void pl_preload_fini(void)
+{
+	if (__atomic_load_n(&pl__profile_on, __ATOMIC_RELAXED))
+		pl__reporter_drain();
+}

@@ -1,0 +1,63 @@
+/* The functions the hooks forward to: the next definition after the shim in
+ * the lookup order (dlsym(RTLD_NEXT)), normally libc's.
+ *
+ * Each pointer starts out pointing at a resolver that looks the symbol up,
+ * stores it over itself and makes the call (musl's self-replacing pointer),
+ * so that a hook called before the constructor forwards correctly and a
+ * resolved hook costs one indirect call, no check. dlsym may itself call
+ * open or malloc (which may call open...): a per-thread flag notices the
+ * recursion and the nested call goes straight to the kernel instead.
+ *
+ * The pointer types are variadic where libc's functions are, so that calls
+ * through them pass arguments the way the callee reads them on every ABI. */
+#ifndef PL_PRELOAD_REAL_H
+#define PL_PRELOAD_REAL_H
+
+#include <sys/types.h>
+
+/* glibc declares ioctl(int, unsigned long, ...), musl ioctl(int, int, ...):
+ * the hook must match the libc it is built against. */
+#ifdef __GLIBC__
+typedef unsigned long pl_ioctl_req;
+#else
+typedef int pl_ioctl_req;
+#endif
+
+typedef int (*pl_ioctl_fn)(int, pl_ioctl_req, ...);
+typedef int (*pl_open_fn)(const char *, int, ...);
+typedef int (*pl_openat_fn)(int, const char *, int, ...);
+typedef int (*pl_open2_fn)(const char *, int);
+typedef int (*pl_openat2_fn)(int, const char *, int);
+typedef int (*pl_creat_fn)(const char *, mode_t);
+typedef int (*pl_close_fn)(int);
+typedef int (*pl_close_range_fn)(unsigned int, unsigned int, int);
+typedef void (*pl_closefrom_fn)(int);
+typedef int (*pl_dup_fn)(int);
+typedef int (*pl_dup2_fn)(int, int);
+typedef int (*pl_dup3_fn)(int, int, int);
+typedef int (*pl_cacheflush_fn)(void *, int, int);
+
+struct pl_real {
+	pl_ioctl_fn ioctl;
+	pl_ioctl_fn ioctl_time64; /* __ioctl_time64, 32-bit glibc only */
+	pl_open_fn open, open64;
+	pl_openat_fn openat, openat64;
+	pl_open2_fn open_2, open64_2;
+	pl_openat2_fn openat_2, openat64_2;
+	pl_creat_fn creat, creat64;
+	pl_close_fn close;
+	pl_close_range_fn close_range;
+	pl_closefrom_fn closefrom;
+	pl_dup_fn dup;
+	pl_dup2_fn dup2;
+	pl_dup3_fn dup3;
+	pl_cacheflush_fn cacheflush; /* MIPS only */
+};
+
+extern struct pl_real pl__real;
+
+/* Resolve every pointer now (the constructor calls this, so that no hook
+ * on the hot path ever enters dlsym). */
+void pl__real_resolve_all(void);
+
+#endif

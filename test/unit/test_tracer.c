@@ -1,0 +1,344 @@
+/* The tracer on /proc trees built in a temporary directory (--proc-root):
+ * the CSV it writes, pid reuse, processes that exit mid-read, io files that
+ * cannot be read, delay accounting and PSI detection. Plus the CSV formatter
+ * on known numbers (the expected strings are what Python's f"{x:.0f}" and
+ * f"{x:.3f}" print for the same values). */
+#include <errno.h>
+#include <grp.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tap.h"
+#include "test_tracer_tree.h"
+#include "tracer.h"
+#include "tracer_priv.h"
+
+static char base[256];
+
+static void test_csv_format(void)
+{
+	struct pl_csv_row r = { 1795955920.0175, 892.0315, "controlsd", 42, 'S',
+				1536 / 1024.0, 2560 / 1024.0, 70.0, 3.5, 2.5 };
+	struct pl_csv_sys s = { 1.0, 2.0, 1, 2, 3, 4, 5, 6, 7 };
+	char buf[256];
+
+	TAP_EQ_STR(pl__tracer_csv_header,
+		   "wall,mono,proc,pid,state,d_wchar_kB,d_wbytes_kB,d_blkio_ms,disk_d_write_kB,"
+		   "disk_d_busy_ms,compact_stall,allocstall,pgmajfault,dirty_kB,writeback_kB,"
+		   "memfree_kB,memavail_kB\n",
+		   "header is io_stall_tracer.py's");
+	TAP_OK(pl__csv_format_row(buf, sizeof(buf), &r) > 0, "row formats");
+	TAP_EQ_STR(buf, "1795955920.017,892.032,controlsd,42,S,2,2,70,4,2,,,,,,,\n",
+		   "row as Python prints it (half to even: 1.5->2, 2.5->2, 3.5->4)");
+	r.label = "evil,name\n";
+	r.d_wchar_kb = -0.4;
+	pl__csv_format_row(buf, sizeof(buf), &r);
+	TAP_EQ_STR(buf, "1795955920.017,892.032,evil_name_,42,S,-0,2,70,4,2,,,,,,,\n",
+		   "commas and newlines in a name cannot add columns; -0.4 prints -0 like Python");
+	pl__csv_format_sys(buf, sizeof(buf), &s);
+	TAP_EQ_STR(buf, "1.000,2.000,SYS,0,-,,,,,,1,2,3,4,5,6,7\n", "SYS row");
+	TAP_OK(pl__csv_format_row(buf, 10, &r) == -ENOSPC, "short buffer is an error");
+	pl__csv_fmt0(buf, sizeof(buf), 123456789.5);
+	TAP_EQ_STR(buf, "123456790", ".0f rounds half to even at any size");
+}
+
+static void test_vmstat(void)
+{
+	char path[512];
+	uint64_t c, a, m, d, w, want = 0;
+	const char *txt, *p;
+
+	snprintf(path, sizeof(path), "%s/proc/old-3.10/vmstat", PL_FIXTURES);
+	pl__tsys_parse_vmstat(tree_slurp(path), &c, &a, &m, &d, &w);
+	TAP_EQ_U64(a, 7, "3.10: the single allocstall counter");
+	TAP_EQ_U64(c, 3, "3.10: compact_stall");
+	snprintf(path, sizeof(path), "%s/proc/live-6.18/vmstat", PL_FIXTURES);
+	txt = tree_slurp(path);
+	for (p = strstr(txt, "\nallocstall"); p; p = strstr(p + 1, "\nallocstall"))
+		want += strtoull(strchr(p, ' ') + 1, NULL, 10);
+	pl__tsys_parse_vmstat(txt, &c, &a, &m, &d, &w);
+	TAP_EQ_U64(a, want, "6.18: every allocstall_* summed");
+	pl__tsys_parse_vmstat("allocstall_normal x\ncompact_stall 18446744073709551616\n", &c, &a,
+			      &m, &d, &w);
+	TAP_OK(a == 0 && c == 0, "malformed values are skipped, not guessed");
+}
+
+static struct pl_tracer *open_tree(const char *root, const char *out, bool enable_da)
+{
+	struct pl_tracer_config cfg;
+	struct pl_tracer *t = NULL;
+
+	pl__tracer_config_init(&cfg);
+	free(cfg.proc_root);
+	cfg.proc_root = strdup(root);
+	free(cfg.out_path);
+	cfg.out_path = strdup(out);
+	free(cfg.disks);
+	cfg.disks = strdup("vda");
+	free(cfg.names);
+	cfg.names = strdup("controlsd, loggerd");
+	cfg.enable_delayacct = enable_da;
+	if (pl__tracer_open(&t, &cfg) < 0)
+		t = NULL;
+	pl__tracer_config_free(&cfg);
+	return t;
+}
+
+/* The CSV's lines of one tick without the wall and mono columns. */
+static const char *rows_after(const char *csv, int skip_lines)
+{
+	static char out[8192];
+	const char *p = tree_slurp(csv);
+	size_t o = 0;
+
+	for (int i = 0; i < skip_lines && p; i++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	out[0] = '\0';
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		const char *c = strchr(p, ',');
+
+		c = c ? strchr(c + 1, ',') : NULL;
+		if (!nl || !c || c > nl)
+			break;
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s", (int)(nl - c - 1), c + 1);
+		p = nl + 1;
+	}
+	return out;
+}
+
+static int count_lines(const char *path)
+{
+	const char *p = tree_slurp(path);
+	int n = 0;
+
+	for (; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+static void test_deltas_and_reuse(void)
+{
+	char root[300], out[300];
+	struct pl_tracer *t;
+	struct pl_tracer_stats st;
+	int lines;
+
+	snprintf(root, sizeof(root), "%s/reuse", base);
+	snprintf(out, sizeof(out), "%s/reuse.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	tree_stat(root, 100, "controlsd", 'S', 1, 500, 10);
+	tree_io(root, 100, 0, 0);
+	tree_stat(root, 300, "kworker/u8:1", 'S', 1, 5, 0);
+	tree_io(root, 300, 0, 0);
+	t = open_tree(root, out, false);
+	TAP_OK(t != NULL, "tracer opens a temp tree");
+	if (!t)
+		return;
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 1");
+	lines = count_lines(out);
+	TAP_EQ_STR(rows_after(out, 1), "SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "first tick: no deltas, only the SYS row");
+
+	tree_system(root, 1007, 53, 2, 4);
+	tree_stat(root, 100, "controlsd", 'S', 1, 500, 17);
+	tree_io(root, 100, 10240, 8192);
+	tree_stat(root, 300, "kworker/u8:1", 'D', 1, 5, 0);
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 2");
+	TAP_EQ_STR(rows_after(out, lines),
+		   "controlsd,100,S,10,8,70,4,3,,,,,,,"
+		   "kworker/u8:1,300,D,0,0,0,4,3,,,,,,,"
+		   "SYS,0,-,,,,,,2,4,0,40,8,500000,700000",
+		   "tick 2: io and blkio deltas, a D-state process under its comm, SYS deltas");
+	lines = count_lines(out);
+
+	/* pid 100 is now another process (another starttime) with larger
+	 * counters: no delta against the old one. */
+	tree_stat(root, 100, "controlsd", 'S', 1, 900, 5000);
+	tree_io(root, 100, 999999999, 888888888);
+	tree_stat(root, 300, "kworker/u8:1", 'I', 1, 5, 0);
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 3");
+	TAP_EQ_STR(rows_after(out, lines), "SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "reused pid starts fresh: no bogus row");
+	lines = count_lines(out);
+	tree_stat(root, 100, "controlsd", 'S', 1, 900, 5000);
+	tree_io(root, 100, 999999999 + 5120, 888888888);
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 4");
+	TAP_EQ_STR(rows_after(out, lines),
+		   "controlsd,100,S,5,0,0,0,0,,,,,,,SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "then deltas against the new process");
+	pl__tracer_get_stats(t, &st);
+	TAP_EQ_U64(st.pid_reuses, 1, "pid reuse counted");
+	TAP_EQ_U64(st.ticks, 4, "four ticks");
+	pl__tracer_close(t);
+}
+
+static void test_exit_mid_read(void)
+{
+	char root[300], out[300], path[400];
+	struct pl_tracer *t;
+	struct pl_tracer_stats st;
+	int lines;
+
+	snprintf(root, sizeof(root), "%s/exit", base);
+	snprintf(out, sizeof(out), "%s/exit.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	tree_stat(root, 200, "loggerd", 'D', 1, 10, 0);
+	tree_io(root, 200, 0, 0);
+	tree_stat(root, 201, "loggerd", 'D', 1, 11, 0);
+	tree_io(root, 201, 0, 0);
+	t = open_tree(root, out, false);
+	if (!t) {
+		TAP_OK(0, "tracer opens");
+		return;
+	}
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 1 with two processes in D");
+	lines = count_lines(out);
+	/* 200 is gone entirely; 201 went between its stat and its io. */
+	snprintf(path, sizeof(path), "%s/200", root);
+	tree_rm(path);
+	snprintf(path, sizeof(path), "%s/201/io", root);
+	tree_rm(path);
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 2 is not a failure");
+	TAP_EQ_STR(rows_after(out, lines), "SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "no rows for processes that exited");
+	pl__tracer_get_stats(t, &st);
+	TAP_EQ_U64(st.processes, 0, "their records are dropped");
+	TAP_EQ_U64(st.exits, 2, "and counted as exits");
+	TAP_OK(pl__tracer_tick(t) == 0, "tick 3 with a half-gone process");
+	pl__tracer_close(t);
+}
+
+/* As an unprivileged user (root drops to nobody in a child), an io file
+ * that cannot be read costs the process its row, nothing else. */
+static void test_unreadable_io(void)
+{
+	char root[300], out[300], path[400];
+	pid_t child;
+	int status = -1;
+
+	snprintf(root, sizeof(root), "%s/denied", base);
+	snprintf(out, sizeof(out), "%s/denied/out", base);
+	tree_system(root, 1000, 50, 0, 0);
+	tree_stat(root, 400, "loggerd", 'D', 1, 10, 0);
+	tree_io(root, 400, 0, 0);
+	tree_stat(root, 401, "loggerd", 'D', 1, 11, 0);
+	tree_io(root, 401, 0, 0);
+	tree_mkdirs(out);
+	chmod(out, 0777);
+	snprintf(path, sizeof(path), "%s/401/io", root);
+	chmod(path, 0);
+	child = fork();
+	if (child == 0) {
+		struct pl_tracer *t;
+		struct pl_tracer_stats st;
+		char csv[400];
+		int bad = 0;
+
+		if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+				       setuid(65534) != 0))
+			_exit(10);
+		snprintf(csv, sizeof(csv), "%s/t.csv", out);
+		t = open_tree(root, csv, false);
+		if (!t)
+			_exit(11);
+		bad |= pl__tracer_tick(t) != 0;
+		bad |= pl__tracer_tick(t) != 0;
+		pl__tracer_get_stats(t, &st);
+		bad |= (st.io_denied != 1) << 1;
+		bad |= (strstr(tree_slurp(csv), ",401,") != NULL) << 2;
+		bad |= (strstr(tree_slurp(csv), "loggerd,400,D,0,0,0") == NULL) << 3;
+		pl__tracer_close(t);
+		_exit(bad);
+	}
+	waitpid(child, &status, 0);
+	TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) != 10, "dropped to nobody");
+	TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "unreadable io: counted, that row skipped, others written (status %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static const char *config_line(const char *root, const char *name, bool enable_da)
+{
+	static char line[4096];
+	char out[300], ev[300];
+	struct pl_tracer *t;
+	const char *txt, *nl;
+
+	snprintf(out, sizeof(out), "%s/%s.csv", base, name);
+	snprintf(ev, sizeof(ev), "%s/%s.events.jsonl", base, name);
+	line[0] = '\0';
+	t = open_tree(root, out, enable_da);
+	if (!t)
+		return line;
+	pl__tracer_tick(t);
+	txt = tree_slurp(ev);
+	nl = strchr(txt, '\n');
+	snprintf(line, sizeof(line), "%.*s", nl ? (int)(nl - txt) : 0, txt);
+	if (enable_da) {
+		char p[400];
+
+		snprintf(p, sizeof(p), "%s/sys/kernel/task_delayacct", root);
+		TAP_EQ_STR(tree_slurp(p), "1\n", "--enable-delayacct turned it on");
+		pl__tracer_close(t);
+		TAP_EQ_STR(tree_slurp(p), "0\n", "and off again at close");
+		return line;
+	}
+	pl__tracer_close(t);
+	return line;
+}
+
+static void test_delayacct_and_psi(void)
+{
+	char root[300];
+	const char *l;
+
+	snprintf(root, sizeof(root), "%s/da", base);
+	tree_system(root, 1000, 50, 0, 0);
+	l = config_line(root, "da-absent", false);
+	TAP_OK(strncmp(l, "{\"type\":\"config\"", 16) == 0, "events start with a config line");
+	TAP_OK(NULL != strstr(l, "\"task_delayacct\":\"absent\""), "no sysctl: absent (before 5.14)");
+	TAP_OK(NULL != strstr(l, "\"psi_io\":false,\"psi_memory\":false"), "no pressure/: PSI absent");
+
+	tree_put(root, "sys/kernel/task_delayacct", "0\n");
+	tree_put(root, "pressure/io", "some avg10=1.50 avg60=0.00 avg300=0.00 total=100\n"
+				      "full avg10=0.00 avg60=0.00 avg300=0.00 total=50\n");
+	l = config_line(root, "da-off", false);
+	TAP_OK(NULL != strstr(l, "\"task_delayacct\":\"off\",\"blkio_delays\":false"),
+	       "task_delayacct 0: off, and the CSV's blkio says nothing");
+	TAP_OK(NULL != strstr(l, "\"psi_io\":true,\"psi_memory\":false"), "pressure/io alone");
+	l = config_line(root, "da-enable", true);
+	TAP_OK(NULL != strstr(l, "\"task_delayacct\":\"on\""), "reported on after enabling");
+	tree_put(root, "sys/kernel/task_delayacct", "garbage\n");
+	l = config_line(root, "da-bad", false);
+	TAP_OK(NULL != strstr(l, "\"task_delayacct\":\"unreadable\""), "garbage is not a guess");
+}
+
+static void test_bad_root(void)
+{
+	struct pl_tracer *t = open_tree("/nonexistent/proc", "/nonexistent/x.csv", false);
+
+	TAP_OK(t == NULL, "a missing --proc-root fails to open, cleanly");
+}
+
+int main(void)
+{
+	snprintf(base, sizeof(base), "/tmp/pl-test-tracer.XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return 99;
+	}
+	chmod(base, 0755);
+	pl__log_init("test_tracer", true, 0);
+	test_csv_format();
+	test_vmstat();
+	test_deltas_and_reuse();
+	test_exit_mid_read();
+	test_unreadable_io();
+	test_delayacct_and_psi();
+	test_bad_root();
+	tree_rm(base);
+	return tap_done();
+}
