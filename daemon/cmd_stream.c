@@ -1,12 +1,25 @@
-/* `perflink stream`: send frames over the USB link and measure the round
- * trip to the host's reply. The thin end-to-end path of the link: the same
- * link code perflinkd uses, driven by a frame timer instead of producers. */
+/* `perflink stream` and `perflink integrity`: send frames over the USB link
+ * and check every reply. The same link code perflinkd uses, driven by a
+ * frame timer instead of producers.
+ *
+ * stream: the host echoes each frame; the echo is compared byte for byte and
+ * the round trip measured.
+ * integrity (seed 000, "Byte integrity under signals"): payloads that both
+ * ends regenerate (common/integrity_payload.h); the host checks every byte
+ * and replies with the SHA-256 of what it received, which must equal the
+ * device's own digest; meanwhile a thread sends SIGUSR2 to the thread that
+ * submits the USB writes at a high rate, counting what was delivered. */
 #include "cli.h"
 #include "clock.h"
 #include "event_loop.h"
 #include "link.h"
 #include "log.h"
 #include "options.h"
+#include "integrity_payload.h"
+
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <time.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -24,7 +37,42 @@ struct stream_options {
 	long budget_kib;
 	double timeout_s;
 	double deadline_s;
+	bool integrity;
+	double signal_interval_us; /* integrity: 0 for no signals */
+	long seed;
 };
+
+/* Signals delivered to the submitting thread during an integrity run. The
+ * handler does nothing else: what is checked is that the link's writes are
+ * not disturbed by them. */
+static volatile sig_atomic_t signals_seen;
+
+static void count_signal(int signo)
+{
+	(void)signo;
+	signals_seen++;
+}
+
+struct signal_storm {
+	pthread_t target, thread;
+	double interval_us;
+	volatile int stop;
+	uint64_t sent;
+};
+
+static void *storm(void *arg)
+{
+	struct signal_storm *st = arg;
+	long ns = (long)(st->interval_us * 1000);
+	struct timespec nap = { ns / 1000000000L, ns % 1000000000L };
+
+	while (!st->stop) {
+		if (pthread_kill(st->target, SIGUSR2) == 0)
+			st->sent++;
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
 
 struct stream {
 	struct stream_options opt;
@@ -35,6 +83,7 @@ struct stream {
 	uint64_t *send_ns;   /* by frame id */
 	double *latency_ms;  /* by reply order */
 	uint64_t sent, replies, bad_replies, not_sent;
+	uint8_t digest[SHA256_DIGEST_LENGTH];
 	uint64_t last_activity_ns;
 	bool up;
 };
@@ -54,15 +103,25 @@ static void fill_payload(uint8_t *p, size_t len, uint64_t frame_id)
 	}
 }
 
+static void make_payload(struct stream *s, uint64_t frame_id)
+{
+	if (s->opt.integrity)
+		pl__integrity_fill(s->payload, (size_t)s->opt.payload_bytes, (uint64_t)s->opt.seed,
+				   frame_id);
+	else
+		fill_payload(s->payload, (size_t)s->opt.payload_bytes, frame_id);
+}
+
 static void send_next(struct stream *s)
 {
 	int err;
 
 	if (!s->up || s->sent >= (uint64_t)s->opt.frames)
 		return;
-	fill_payload(s->payload, (size_t)s->opt.payload_bytes, s->sent);
+	make_payload(s, s->sent);
 	s->send_ns[s->sent] = pl__mono_ns();
-	err = pl__link_send_frame(s->link, s->sent, 0, s->payload, (size_t)s->opt.payload_bytes);
+	err = pl__link_send_frame(s->link, s->sent, s->opt.integrity ? PL_WIRE_FLAG_INTEGRITY : 0,
+				  s->payload, (size_t)s->opt.payload_bytes);
 	if (err < 0) {
 		s->not_sent++;
 		return;
@@ -80,8 +139,9 @@ static void on_writable(void *ctx)
 {
 	struct stream *s = ctx;
 
-	/* at full speed the next frame goes as soon as there is room */
-	if (s->opt.fps <= 0)
+	/* at full speed the next frame goes as soon as there is room for it,
+	 * so none is held and replaced */
+	if (s->opt.fps <= 0 && pl__link_frame_fits(s->link, (size_t)s->opt.payload_bytes))
 		send_next(s);
 }
 
@@ -114,12 +174,20 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 	s->last_activity_ns = now;
 	if (hdr->type != PL_MSG_REPLY)
 		return;
-	if (hdr->frame_id >= s->sent || hdr->payload_len != (uint32_t)s->opt.payload_bytes) {
+	if (hdr->frame_id >= s->sent) {
 		s->bad_replies++;
 		return;
 	}
-	fill_payload(s->payload, (size_t)s->opt.payload_bytes, hdr->frame_id);
-	if (memcmp(payload, s->payload, hdr->payload_len) != 0) {
+	make_payload(s, hdr->frame_id);
+	if (s->opt.integrity) {
+		SHA256(s->payload, (size_t)s->opt.payload_bytes, s->digest);
+		if (hdr->payload_len != sizeof(s->digest) ||
+		    memcmp(payload, s->digest, sizeof(s->digest)) != 0) {
+			s->bad_replies++;
+			return;
+		}
+	} else if (hdr->payload_len != (uint32_t)s->opt.payload_bytes ||
+		   memcmp(payload, s->payload, hdr->payload_len) != 0) {
 		s->bad_replies++;
 		return;
 	}
@@ -167,12 +235,12 @@ static double quantile(const double *sorted, uint64_t n, double q)
 	return sorted[i < n ? i : n - 1];
 }
 
-int pl__cmd_stream(int argc, char **argv)
+static int run(int argc, char **argv, bool integrity)
 {
 	static const struct pl_link_handlers handlers = { on_up, on_down, on_message, on_writable };
 	struct stream s;
 	struct pl_link_config lc;
-	struct pl_link_stats st;
+	struct pl_link_stats ls;
 	char err[PL_ERRBUF];
 	int next, r, status = 0;
 	uint64_t start;
@@ -194,8 +262,13 @@ int pl__cmd_stream(int argc, char **argv)
 		  "drop and re-arm the gadget when the host takes nothing for this long" },
 		{ "timeout", PL_OPT_DOUBLE, &s.opt.timeout_s, 1, 1e6, "S",
 		  "give up after this long without a reply" },
+		{ "signal-interval-us", PL_OPT_DOUBLE, &s.opt.signal_interval_us, 0, 1e6, "US",
+		  "integrity: send SIGUSR2 to the submitting thread this often (0: never)" },
+		{ "seed", PL_OPT_INT, &s.opt.seed, 0, 1e15, "N",
+		  "integrity: the payload seed (0: from the clock)" },
 		PL_OPT_END,
 	};
+	struct signal_storm st;
 
 	memset(&s, 0, sizeof(s));
 	s.opt.ffs_dir = strdup("/dev/ffs-perflink");
@@ -206,11 +279,26 @@ int pl__cmd_stream(int argc, char **argv)
 	s.opt.budget_kib = 1024;
 	s.opt.deadline_s = 2;
 	s.opt.timeout_s = 30;
+	s.opt.integrity = integrity;
+	if (integrity) {
+		s.opt.frames = 100000;
+		s.opt.fps = 0;
+		s.opt.signal_interval_us = 100;
+	}
 	r = pl__options_parse_argv(options, argc, argv, &next, err, sizeof(err));
 	if (r == 1) {
-		printf("usage: perflink stream [OPTIONS]\n\nSend frames to perflink-host over the "
-		       "USB link (one io_submit of --write-chunk\nrequests per frame) and measure "
-		       "the time until each frame's reply arrives.\n\noptions:\n");
+		if (integrity)
+			printf("usage: perflink integrity [OPTIONS]\n\nThe byte-integrity diagnostic: "
+			       "send frames whose bytes both ends regenerate\nto `perflink-host "
+			       "--integrity`, which checks every byte and replies with the\nSHA-256 "
+			       "of what it received; compare it with the device's own digest while\n"
+			       "SIGUSR2 hits the submitting thread. Mismatches must be 0.\n\n"
+			       "options:\n");
+		else
+			printf("usage: perflink stream [OPTIONS]\n\nSend frames to perflink-host "
+			       "over the USB link (one io_submit of --write-chunk\nrequests per "
+			       "frame) and measure the time until each frame's reply arrives.\n\n"
+			       "options:\n");
 		pl__options_print_help(options, stdout);
 		pl__options_free(options);
 		return 0;
@@ -220,7 +308,9 @@ int pl__cmd_stream(int argc, char **argv)
 		pl__options_free(options);
 		return 2;
 	}
-	pl__log_init("perflink stream", true, 0);
+	pl__log_init(integrity ? "perflink integrity" : "perflink stream", true, 0);
+	if (s.opt.seed == 0)
+		s.opt.seed = (long)(pl__wall_ns() & 0xffffffffffffll);
 	s.payload = malloc((size_t)s.opt.payload_bytes);
 	s.send_ns = calloc((size_t)s.opt.frames, sizeof(*s.send_ns));
 	s.latency_ms = calloc((size_t)s.opt.frames, sizeof(*s.latency_ms));
@@ -244,6 +334,20 @@ int pl__cmd_stream(int argc, char **argv)
 		pl__loop_add_timer(s.loop, (uint64_t)(1e9 / s.opt.fps), (uint64_t)(1e9 / s.opt.fps),
 				   on_frame_timer, &s, &s.frame_timer);
 
+	memset(&st, 0, sizeof(st));
+	if (integrity && s.opt.signal_interval_us > 0) {
+		struct sigaction sa;
+
+		/* no SA_RESTART: every interruptible call sees EINTR, which is
+		 * the harshest case for the send path */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = count_signal;
+		sigaction(SIGUSR2, &sa, NULL);
+		st.target = pthread_self();
+		st.interval_us = s.opt.signal_interval_us;
+		if (pthread_create(&st.thread, NULL, storm, &st) != 0)
+			pl__fatalx("cannot start the signal thread");
+	}
 	start = s.last_activity_ns = pl__mono_ns();
 	while (!all_answered(&s)) {
 		if (pl__loop_run_once(s.loop, 200) < 0)
@@ -254,11 +358,15 @@ int pl__cmd_stream(int argc, char **argv)
 			break;
 		}
 	}
-	pl__link_get_stats(s.link, &st);
+	if (st.interval_us > 0) {
+		st.stop = 1;
+		pthread_join(st.thread, NULL);
+	}
+	pl__link_get_stats(s.link, &ls);
 	if (s.link && pl__link_is_up(s.link)) {
 		char end[64];
 		int n = snprintf(end, sizeof(end), "{\"event\":\"stream_end\",\"frames\":%llu}",
-				 (unsigned long long)(st.frames_sent));
+				 (unsigned long long)(ls.frames_sent));
 
 		/* tell the host how many frames went out, and give the
 		 * message a moment to leave before the gadget goes away */
@@ -269,19 +377,24 @@ int pl__cmd_stream(int argc, char **argv)
 	qsort(s.latency_ms, s.replies, sizeof(double), cmp_double);
 	printf("frames_offered %llu frames_sent %llu replies %llu bad_replies %llu held %llu "
 	       "replaced %llu rearms %llu failed_requests %llu\n",
-	       (unsigned long long)s.sent, (unsigned long long)st.frames_sent,
+	       (unsigned long long)s.sent, (unsigned long long)ls.frames_sent,
 	       (unsigned long long)s.replies,
-	       (unsigned long long)s.bad_replies, (unsigned long long)st.frames_held,
-	       (unsigned long long)st.frames_replaced, (unsigned long long)st.rearms,
-	       (unsigned long long)st.tx.failed_requests);
+	       (unsigned long long)s.bad_replies, (unsigned long long)ls.frames_held,
+	       (unsigned long long)ls.frames_replaced, (unsigned long long)ls.rearms,
+	       (unsigned long long)ls.tx.failed_requests);
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),
 	       quantile(s.latency_ms, s.replies, 0.999),
 	       s.replies ? s.latency_ms[s.replies - 1] : 0.0,
 	       (double)s.sent * (double)s.opt.payload_bytes / 1e6 /
 		       ((double)(pl__mono_ns() - start) / 1e9),
-	       (double)st.last_send.submit_ns / 1e3);
-	if (s.bad_replies || s.replies + st.frames_replaced < (uint64_t)s.opt.frames)
+	       (double)ls.last_send.submit_ns / 1e3);
+	if (integrity)
+		printf("integrity: frames %llu, mismatched digests %llu, signals sent %llu, "
+		       "delivered %llu, seed %ld\n",
+		       (unsigned long long)s.replies, (unsigned long long)s.bad_replies,
+		       (unsigned long long)st.sent, (unsigned long long)signals_seen, s.opt.seed);
+	if (s.bad_replies || s.replies + ls.frames_replaced < (uint64_t)s.opt.frames)
 		status = 1;
 	pl__loop_remove(s.frame_timer);
 	pl__link_close(s.link);
@@ -291,4 +404,14 @@ int pl__cmd_stream(int argc, char **argv)
 	free(s.latency_ms);
 	pl__options_free(options);
 	return status;
+}
+
+int pl__cmd_stream(int argc, char **argv)
+{
+	return run(argc, argv, false);
+}
+
+int pl__cmd_integrity(int argc, char **argv)
+{
+	return run(argc, argv, true);
 }

@@ -397,6 +397,14 @@ int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload
 	return 1;
 }
 
+bool pl__link_frame_fits(const struct pl_link *l, size_t len)
+{
+	size_t total = pl__wire_message_size((uint32_t)len, l->packet_size);
+
+	return l->up && !l->have_held &&
+	       (pl__aio_tx_inflight_bytes(l->tx) == 0 || total <= pl__aio_tx_room(l->tx));
+}
+
 bool pl__link_is_up(const struct pl_link *l)
 {
 	return l->up;

@@ -69,6 +69,9 @@ int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
  * -ENOBUFS when the queue is full (dropped and counted), -ENOTCONN. */
 int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len);
 bool pl__link_is_up(const struct pl_link *l);
+/* Whether a frame of len bytes would be sent at once (not held): for
+ * producers that prefer to wait for room rather than have frames replaced. */
+bool pl__link_frame_fits(const struct pl_link *l, size_t len);
 void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out);
 void pl__link_close(struct pl_link *l);
 

@@ -124,14 +124,17 @@ static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, 
 			rx->cb(rx->cb_ctx, rx->bufs + (size_t)idx * rx->read_bytes, (size_t)res);
 		} else if (res == -EPIPE) {
 			rx->totals.requeued_after_epipe++;
+		} else if (res == -ESHUTDOWN || res == -ECANCELED) {
+			/* the endpoint was disabled or the read cancelled: the
+			 * normal end of a connection, not a failure */
+			continue;
 		} else if (res < 0) {
 			rx->totals.failed_reads++;
 			rx->totals.last_error = (int)res;
 			pl__log_warnx_limited(&rx->error_rl, "link: an OUT read failed: %s",
 					      strerror((int)-res));
 			/* a failing endpoint is going away: do not spin on it */
-			if (res != -EINTR)
-				continue;
+			continue;
 		}
 		if (requeue && rx->ep_fd >= 0 && queue_read(rx, idx) < 0)
 			pl__log_warnx_limited(&rx->error_rl, "link: cannot requeue OUT read");

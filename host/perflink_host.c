@@ -31,6 +31,7 @@ struct host_options {
 	char *frames_csv;
 	long depth;
 	long transfer_kib;
+	bool integrity;
 };
 
 static struct host_options opt = {
@@ -56,6 +57,9 @@ static const struct pl_option options[] = {
 	  "write one line per frame: frame_id,sequence,bytes,device_send_ns,host_recv_ns" },
 	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "bulk IN transfers kept in flight" },
 	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB", "size of each IN transfer" },
+	{ "integrity", PL_OPT_BOOL, &opt.integrity, 0, 0, NULL,
+	  "the byte-integrity diagnostic (with `perflink integrity` on the device): check every "
+	  "payload byte, reply with SHA-256 digests" },
 	PL_OPT_END,
 };
 
@@ -135,6 +139,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (opt.integrity)
+		mode = PL_REPLY_DIGEST;
 	memset(&h, 0, sizeof(h));
 	if (pl__receiver_init(&h.rx, mode, PL_WIRE_MAX_PAYLOAD, usb_send, &h) < 0)
 		pl__fatalx("out of memory");
@@ -185,7 +191,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)h.rx.sequence_gaps, (unsigned long long)h.rx.replies_sent,
 	       (unsigned long long)h.rx.reply_failures, (unsigned long long)h.rx.telemetry,
 	       (unsigned long long)us.connects, (double)(pl__mono_ns() - start) / 1e9);
-	if (pl__receiver_malformed(&h.rx) || h.rx.sequence_gaps)
+	if (opt.integrity || h.rx.integrity_frames)
+		printf("integrity: frames %llu, frames with wrong bytes %llu, wrong bytes %llu\n",
+		       (unsigned long long)h.rx.integrity_frames,
+		       (unsigned long long)h.rx.integrity_bad_frames,
+		       (unsigned long long)h.rx.integrity_bad_bytes);
+	if (pl__receiver_malformed(&h.rx) || h.rx.sequence_gaps || h.rx.integrity_bad_frames)
 		status = 1;
 	if (opt.frames > 0 && h.rx.frames < (uint64_t)opt.frames && !h.rx.stream_ended)
 		status = 1;

@@ -1,6 +1,7 @@
 /* See receiver.h. */
 #include "receiver.h"
 #include "clock.h"
+#include "integrity_payload.h"
 #include "log.h"
 
 #include <errno.h>
@@ -102,6 +103,16 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 	case PL_MSG_FRAME:
 		r->frames++;
 		r->frame_bytes += h->payload_len;
+		if (h->flags & PL_WIRE_FLAG_INTEGRITY) {
+			/* every payload byte, against what the device generated */
+			size_t bad = pl__integrity_check(payload, h->payload_len, h->frame_id, NULL);
+
+			r->integrity_frames++;
+			if (bad) {
+				r->integrity_bad_frames++;
+				r->integrity_bad_bytes += bad;
+			}
+		}
 		if (r->frames_csv)
 			fprintf(r->frames_csv, "%llu,%llu,%u,%llu,%llu\n",
 				(unsigned long long)h->frame_id, (unsigned long long)h->sequence,

@@ -34,6 +34,7 @@ struct pl_receiver {
 	uint64_t frames, frame_bytes, telemetry, pings, other;
 	uint64_t sequence_gaps, lost_messages, replies_sent, reply_failures;
 	/* the device's end-of-stream telemetry: how many frames it sent */
+	uint64_t integrity_frames, integrity_bad_frames, integrity_bad_bytes;
 	bool stream_ended;
 	uint64_t stream_end_frames;
 };
