@@ -5,39 +5,83 @@
 #include <errno.h>
 #include <string.h>
 
-const char *const pl__status_keys[PL_ST_COUNT] = {
-	[PL_ST_VMPEAK] = "VmPeak",
-	[PL_ST_VMSIZE] = "VmSize",
-	[PL_ST_VMLCK] = "VmLck",
-	[PL_ST_VMPIN] = "VmPin",
-	[PL_ST_VMHWM] = "VmHWM",
-	[PL_ST_VMRSS] = "VmRSS",
-	[PL_ST_RSSANON] = "RssAnon",
-	[PL_ST_RSSFILE] = "RssFile",
-	[PL_ST_RSSSHMEM] = "RssShmem",
-	[PL_ST_VMDATA] = "VmData",
-	[PL_ST_VMSTK] = "VmStk",
-	[PL_ST_VMEXE] = "VmExe",
-	[PL_ST_VMLIB] = "VmLib",
-	[PL_ST_VMPTE] = "VmPTE",
-	[PL_ST_VMSWAP] = "VmSwap",
-	[PL_ST_HUGETLB] = "HugetlbPages",
-	[PL_ST_TGID] = "Tgid",
-	[PL_ST_PID] = "Pid",
-	[PL_ST_PPID] = "PPid",
-	[PL_ST_UID] = "Uid",
-	[PL_ST_THREADS] = "Threads",
-	[PL_ST_VCSW] = "voluntary_ctxt_switches",
-	[PL_ST_NVCSW] = "nonvoluntary_ctxt_switches",
-};
+#define STATUS_KEYS(X)                               \
+	X(PL_ST_VMPEAK, "VmPeak")                    \
+	X(PL_ST_VMSIZE, "VmSize")                    \
+	X(PL_ST_VMLCK, "VmLck")                      \
+	X(PL_ST_VMPIN, "VmPin")                      \
+	X(PL_ST_VMHWM, "VmHWM")                      \
+	X(PL_ST_VMRSS, "VmRSS")                      \
+	X(PL_ST_RSSANON, "RssAnon")                  \
+	X(PL_ST_RSSFILE, "RssFile")                  \
+	X(PL_ST_RSSSHMEM, "RssShmem")                \
+	X(PL_ST_VMDATA, "VmData")                    \
+	X(PL_ST_VMSTK, "VmStk")                      \
+	X(PL_ST_VMEXE, "VmExe")                      \
+	X(PL_ST_VMLIB, "VmLib")                      \
+	X(PL_ST_VMPTE, "VmPTE")                      \
+	X(PL_ST_VMSWAP, "VmSwap")                    \
+	X(PL_ST_HUGETLB, "HugetlbPages")             \
+	X(PL_ST_TGID, "Tgid")                        \
+	X(PL_ST_PID, "Pid")                          \
+	X(PL_ST_PPID, "PPid")                        \
+	X(PL_ST_UID, "Uid")                          \
+	X(PL_ST_THREADS, "Threads")                  \
+	X(PL_ST_VCSW, "voluntary_ctxt_switches")     \
+	X(PL_ST_NVCSW, "nonvoluntary_ctxt_switches")
+
+#define STATUS_NAME(e, s) [e] = s,
+#define STATUS_LEN(e, s) [e] = sizeof(s) - 1,
+const char *const pl__status_keys[PL_ST_COUNT] = { STATUS_KEYS(STATUS_NAME) };
+static const unsigned char status_lens[PL_ST_COUNT] = { STATUS_KEYS(STATUS_LEN) };
 
 _Static_assert(PL_ST_COUNT <= 64, "status fields fit the have mask");
 _Static_assert(PL_SM_COUNT <= 64, "smaps fields fit the have mask");
 
+/* The status file is read for every thread every tick: lengths are
+ * compared before bytes, and lines of keys not wanted (most of them) cost
+ * one scan to the ':' and one to the newline. */
+static int status_key(const char *key, size_t len)
+{
+	int i;
+
+	for (i = 0; i < PL_ST_COUNT; i++) {
+		if (status_lens[i] == len && memcmp(pl__status_keys[i], key, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
 int pl__parse_pid_status(const char *buf, struct pl_pid_status *out)
 {
+	const char *s = buf;
+
 	memset(out, 0, sizeof(*out));
-	out->have = pl__parse_keyed_u64(buf, pl__status_keys, PL_ST_COUNT, out->v);
+	while (*s) {
+		const char *key = s, *nl;
+		int f;
+
+		while (*s && *s != ':' && *s != '\n')
+			s++;
+		f = *s == ':' ? status_key(key, (size_t)(s - key)) : -1;
+		if (f >= 0) {
+			const char *v = s + 1;
+			uint64_t val;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			/* "VmRSS:\t 1764 kB", "Uid:\t0\t0\t0\t0", "Threads:\t4" */
+			if (pl__parse_u64(&v, &val) == 0 &&
+			    (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\0')) {
+				out->v[f] = val;
+				out->have |= 1ull << f;
+			}
+		}
+		nl = strchr(s, '\n');
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
 	if (!pl__status_has(out, PL_ST_TGID) || !pl__status_has(out, PL_ST_PID)) {
 		memset(out, 0, sizeof(*out));
 		return -EINVAL;

@@ -15,6 +15,7 @@ int pl__cmd_status(int argc, char **argv);
 int pl__cmd_compare(int argc, char **argv);
 /* only where the USB link is built (PL_HAVE_LINK) */
 int pl__cmd_stream(int argc, char **argv);
+int pl__cmd_integrity(int argc, char **argv);
 int pl__cmd_record_proc(int argc, char **argv);
 
 #endif

@@ -18,6 +18,8 @@ static const struct pl_cli_command commands[] = {
 #ifdef PL_HAVE_LINK
 	{ "stream", "send frames over the USB link and measure each reply's round trip",
 	  pl__cmd_stream },
+	{ "integrity", "the byte-integrity diagnostic over the USB link, under SIGUSR2 storms",
+	  pl__cmd_integrity },
 #endif
 	{ "record-proc", "record /proc snapshots that `perflink trace --proc-root` replays",
 	  pl__cmd_record_proc },

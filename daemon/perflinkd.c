@@ -190,8 +190,10 @@ static void stop_modules(struct daemon *d)
 	pl__loop_remove(d->res_m.timer);
 	d->trace_m.timer = d->res_m.timer = NULL;
 	/* Closing flushes their output files. */
-	pl__tracer_close(d->tracer);
-	pl__resources_close(d->res);
+	if (d->tracer)
+		pl__tracer_close(d->tracer);
+	if (d->res)
+		pl__resources_close(d->res);
 	d->tracer = NULL;
 	d->res = NULL;
 }

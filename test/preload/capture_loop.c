@@ -34,7 +34,7 @@ static void die(const char *what, int err)
 
 /* Exported (-rdynamic) so that the profiler names these call sites. */
 void invalidate_frame(void);
-void invalidate_frame(void)
+__attribute__((noinline)) void invalidate_frame(void)
 {
 	struct uffdio_copy arg;
 
@@ -45,7 +45,7 @@ void invalidate_frame(void)
 }
 
 void diagnostic_sample(void);
-void diagnostic_sample(void)
+__attribute__((noinline)) void diagnostic_sample(void)
 {
 	struct uffdio_copy arg;
 

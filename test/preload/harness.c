@@ -133,6 +133,36 @@ void h_run_free(struct h_run *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void h_diag(const char *text)
+{
+	while (text && *text) {
+		const char *end = strchr(text, '\n');
+		int n = end ? (int)(end - text) : (int)strlen(text);
+
+		printf("# %.*s\n", n, text);
+		text += n + (end ? 1 : 0);
+	}
+}
+
+const char *h_oneline(const char *text)
+{
+	static char buf[201];
+	size_t o = 0;
+
+	for (; text && *text && o + 3 < sizeof(buf); text++) {
+		if (*text == '\n') {
+			if (text[1] && o + 4 < sizeof(buf)) {
+				memcpy(buf + o, " / ", 3);
+				o += 3;
+			}
+		} else {
+			buf[o++] = *text;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 unsigned h_count(const char *haystack, const char *needle)
 {
 	unsigned n = 0;

@@ -22,6 +22,13 @@ struct h_run {
 int h_run(struct h_run *r, char *const argv[], const char *const env[]);
 void h_run_free(struct h_run *r);
 
+/* Print text as TAP diagnostics: "# " before every line. */
+void h_diag(const char *text);
+
+/* text on one line (newlines as " / "), at most 200 bytes, for a TAP
+ * description; static storage, overwritten by the next call. */
+const char *h_oneline(const char *text);
+
 /* How often needle occurs in haystack. */
 unsigned h_count(const char *haystack, const char *needle);
 

@@ -69,8 +69,8 @@ static void test_fixtures(void)
 	struct h_run r;
 
 	TAP_OK(h_run(&r, argv, NULL) == 0 && r.status == 0, "fixtures: compare succeeds (%s)",
-	       r.err);
-	printf("# %s", r.out);
+	       h_oneline(r.err));
+	h_diag(r.out);
 	expect_row(r.out, "completed frames", "completed frames 750 750 unchanged");
 	expect_row(r.out, "cache calls", "cache calls 6,756 5,257 -1,499 (-22.2%)");
 	expect_row(r.out, "cache-accounted bytes",
@@ -120,15 +120,15 @@ static void test_errors(void)
 
 	h_run(&r, missing, NULL);
 	TAP_OK(r.status == 1 && strstr(r.err, "/nonexistent/a.jsonl: No such file"),
-	       "a missing file: status 1 and why (%s)", r.err);
+	       "a missing file: status 1 and why (%s)", h_oneline(r.err));
 	h_run_free(&r);
 	h_run(&r, field, NULL);
 	TAP_OK(r.status == 1 && strstr(r.err, "missing_field.jsonl: line 1: stage 'avpu_submit'"),
-	       "a report with a field missing is refused, not read as 0 (%s)", r.err);
+	       "a report with a field missing is refused, not read as 0 (%s)", h_oneline(r.err));
 	h_run_free(&r);
 	h_run(&r, neg, NULL);
 	TAP_OK(r.status == 1 && strstr(r.err, "not a count"), "a negative count is refused (%s)",
-	       r.err);
+	       h_oneline(r.err));
 	h_run_free(&r);
 	h_run(&r, noreport, NULL);
 	TAP_OK(r.status == 1 && strstr(r.err, "no such report"), "--report 9: no such report");
@@ -154,8 +154,8 @@ static void test_real_runs(void)
 	char env_preload[600], env_stages[400], env_out[400];
 	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
 			      "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, NULL };
-	char *run_a[] = { (char *)workload, "copy", "25", "0", "2097152", "wait", "25", "0", NULL };
-	char *run_b[] = { (char *)workload, "copy", "25", "0", "1048576", "wait", "25", "0", NULL };
+	char *run_a[] = { (char *)workload, "copy", "25", "0", "2097152", "wait", "25", "1000", NULL };
+	char *run_b[] = { (char *)workload, "copy", "25", "0", "1048576", "wait", "25", "1000", NULL };
 	char *cmp[] = { (char *)perflink, "compare", out_a, out_b, NULL };
 	struct h_run r;
 
@@ -181,16 +181,16 @@ static void test_real_runs(void)
 		h_rmdir(dir);
 		return;
 	}
-	TAP_OK(r.status == 0, "real runs: A ran (%s)", r.err);
+	TAP_OK(r.status == 0, "real runs: A ran (%s)", h_oneline(r.err));
 	h_run_free(&r);
 	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out_b);
 	h_run(&r, run_b, env);
-	TAP_OK(r.status == 0, "real runs: B ran (%s)", r.err);
+	TAP_OK(r.status == 0, "real runs: B ran (%s)", h_oneline(r.err));
 	h_run_free(&r);
 
 	h_run(&r, cmp, NULL);
-	TAP_OK(r.status == 0, "real runs: compare succeeds (%s)", r.err);
-	printf("# %s", r.out);
+	TAP_OK(r.status == 0, "real runs: compare succeeds (%s)", h_oneline(r.err));
+	h_diag(r.out);
 	expect_row(r.out, "completed frames", "completed frames 25 25 unchanged");
 	expect_row(r.out, "frame_copy cache bytes",
 		   "frame_copy cache bytes 52,428,800 26,214,400 -26,214,400 (-50.0%)");

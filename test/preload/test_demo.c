@@ -80,12 +80,13 @@ int main(void)
 	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out_a);
 	h_run(&r, run_a, env);
 	if (r.status == 77) {
-		printf("1..0 # SKIP no seccomp listener or userfaultfd: %s", r.err);
+		printf("1..0 # SKIP no seccomp listener or userfaultfd\n");
+		h_diag(r.err);
 		h_run_free(&r);
 		h_rmdir(dir);
 		return 0;
 	}
-	TAP_OK(r.status == 0 && r.err[0] == '\0', "the demo runs under the shim (%s)", r.err);
+	TAP_OK(r.status == 0 && r.err[0] == '\0', "the demo runs under the shim (%s)", h_oneline(r.err));
 	h_run_free(&r);
 	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out_b);
 	h_run(&r, run_b, env);
@@ -108,8 +109,8 @@ int main(void)
 	h_reports_free(&rs);
 
 	h_run(&r, cmp, NULL);
-	TAP_OK(r.status == 0, "perflink compare A B (%s)", r.err);
-	printf("# %s", r.out);
+	TAP_OK(r.status == 0, "perflink compare A B (%s)", h_oneline(r.err));
+	h_diag(r.out);
 	snprintf(got, sizeof(got), "%s", r.out);
 	TAP_OK(strstr(got, "Metric") && strstr(got, "sampling") && strstr(got, "Change"),
 	       "the table's header");

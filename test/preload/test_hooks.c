@@ -51,7 +51,7 @@ int main(void)
 	char stages[300], out[300], env_preload[600], env_stages[400], env_out[400];
 	char text[1024], la[512], lb[512], lc[512];
 	const char *dormant_env[] = { env_preload, NULL };
-	const char *active_env[] = { env_preload, "PERFLINK_PROFILE=1",
+	const char *active_env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
 				     "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, NULL };
 	struct h_run bare, dormant, active;
 	const char *pa, *pb, *pc;
@@ -80,11 +80,11 @@ int main(void)
 		return 1;
 
 	TAP_OK(probe(&bare, probe_path, "bare", NULL) == 0 && bare.status == 0,
-	       "the probe runs without the shim (%s)", bare.err);
+	       "the probe runs without the shim (%s)", h_oneline(bare.err));
 	TAP_OK(probe(&dormant, probe_path, "dormant", dormant_env) == 0 && dormant.status == 0,
-	       "the probe runs with the shim dormant (%s)", dormant.err);
+	       "the probe runs with the shim dormant (%s)", h_oneline(dormant.err));
 	TAP_OK(probe(&active, probe_path, "active", active_env) == 0 && active.status == 0,
-	       "the probe runs with the profiler active (%s)", active.err);
+	       "the probe runs with the profiler active (%s)", h_oneline(active.err));
 	TAP_EQ_STR(dormant.err, "", "dormant: nothing on stderr");
 	TAP_EQ_STR(active.err, "", "active: nothing on stderr");
 

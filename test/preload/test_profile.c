@@ -84,7 +84,7 @@ static bool skipped(const struct h_run *r, const char *what)
 {
 	if (r->status != SKIP_STATUS)
 		return false;
-	printf("# %s: %s", what, r->err);
+	h_diag(r->err);
 	TAP_SKIP(what);
 	return true;
 }
@@ -99,7 +99,7 @@ static void test_counts(void)
 
 	write_stages("pipe_peek");
 	TAP_OK(profile(&r, argv, NULL) == 0 && r.status == 0, "counts: the workload succeeds (%s)",
-	       r.err);
+	       h_oneline(r.err));
 	TAP_EQ_STR(r.err, "", "counts: nothing on stderr");
 	h_reports_load(&rs, out_path);
 	TAP_OK(rs.all_ok && rs.n >= 1 && rs.n <= 4, "counts: 1 to 4 reports for 100 frames (%zu)",
@@ -153,7 +153,7 @@ static void test_kinds(void)
 		h_run_free(&r);
 		return;
 	}
-	TAP_OK(r.status == 0, "kinds: the workload succeeds (%s)", r.err);
+	TAP_OK(r.status == 0, "kinds: the workload succeeds (%s)", h_oneline(r.err));
 	h_reports_load(&rs, out_path);
 	last = h_last(&rs, 0);
 	TAP_OK(last != NULL, "kinds: a report after 25 frames");
@@ -169,7 +169,9 @@ static void test_kinds(void)
 	       (unsigned long long)wall);
 	TAP_OK(cpu < wall / 20, "kinds: a blocking stage: CPU %llu ns is below 5%% of wall %llu ns",
 	       (unsigned long long)cpu, (unsigned long long)wall);
-	TAP_EQ_U64(h_stage_u64(last, "notif_send", "calls"), 25, "kinds: the answers (submit)");
+	/* the report is taken after the 25th wait; the 25th answer may come after */
+	calls = h_stage_u64(last, "notif_send", "calls");
+	TAP_OK(calls == 24 || calls == 25, "kinds: the answers (submit), up to the last frame");
 
 	/* A copy runs in the kernel without sleeping: CPU close to wall. */
 	wall = h_stage_u64(last, "uffd_copy", "wall_total_ns");
@@ -270,7 +272,7 @@ static void test_fork(void)
 
 	write_stages("pipe_peek");
 	profile(&r, argv, NULL);
-	TAP_OK(r.status == 0, "fork: the workload succeeds (%s)", r.err);
+	TAP_OK(r.status == 0, "fork: the workload succeeds (%s)", h_oneline(r.err));
 	p = strstr(r.out, "pid ");
 	if (p)
 		ppid = strtoul(p + 4, NULL, 10);
@@ -306,7 +308,7 @@ static void test_threads(void)
 
 	write_stages("pipe_peek");
 	profile(&r, argv, NULL);
-	TAP_OK(r.status == 0, "threads: the workload succeeds (%s)", r.err);
+	TAP_OK(r.status == 0, "threads: the workload succeeds (%s)", h_oneline(r.err));
 	h_reports_load(&rs, out_path);
 	last = h_last(&rs, 0);
 	TAP_EQ_U64(h_u64(last, "frames"), 600, "threads: frames from 12 threads in two waves");
@@ -326,7 +328,7 @@ static void test_exec(void)
 
 	write_stages("pipe_peek");
 	profile(&r, argv, NULL);
-	TAP_OK(r.status == 0, "exec: the workload succeeds (%s)", r.err);
+	TAP_OK(r.status == 0, "exec: the workload succeeds (%s)", h_oneline(r.err));
 	TAP_EQ_U64(h_count(r.out, "pid "), 2, "exec: the program ran twice");
 	h_reports_load(&rs, out_path);
 	last = h_last(&rs, 0);
@@ -366,7 +368,7 @@ static void test_syslog(void)
 	}
 	write_stages("pipe_peek");
 	profile(&r, argv, extra);
-	TAP_OK(r.status == 0, "syslog: the workload succeeds (%s)", r.err);
+	TAP_OK(r.status == 0, "syslog: the workload succeeds (%s)", h_oneline(r.err));
 	while ((n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT)) > 0) {
 		msg[n] = '\0';
 		if (msg[0] != '<' || !strstr(msg, " perflink-profile[")) {
@@ -486,7 +488,7 @@ static void test_before_constructor(void)
 	TAP_OK(r.status == 0, "early: the target runs");
 	TAP_OK(strstr(r.err, "early: FIONREAD 3 x5, /dev/null ENOTTY, close ok") != NULL,
 	       "early: calls made before the shim's constructor give the right results (%s)",
-	       r.err);
+	       h_oneline(r.err));
 	h_reports_load(&rs, out_path);
 	TAP_EQ_U64(h_stage_u64(h_last(&rs, 0), "pipe_peek", "calls"), 25,
 		   "early: they were forwarded, not counted");

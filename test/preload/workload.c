@@ -118,7 +118,7 @@ static void open_copier(size_t bytes)
 }
 
 void copy_site_a(void);
-void copy_site_a(void)
+__attribute__((noinline)) void copy_site_a(void)
 {
 	struct uffdio_copy arg;
 
@@ -129,7 +129,7 @@ void copy_site_a(void)
 }
 
 void copy_site_b(void);
-void copy_site_b(void)
+__attribute__((noinline)) void copy_site_b(void)
 {
 	struct uffdio_copy arg;
 
@@ -140,7 +140,7 @@ void copy_site_b(void)
 }
 
 void copy_partial(void);
-void copy_partial(void)
+__attribute__((noinline)) void copy_partial(void)
 {
 	struct uffdio_copy arg;
 	int r;
@@ -275,6 +275,7 @@ int main(int argc, char **argv)
 			null_peek(num(argv[i + 1]));
 			i += 2;
 		} else if (strcmp(cmd, "wait") == 0 && left >= 2) {
+			check(num(argv[i + 2]) > 0, "wait: the period is at least 1 us");
 			wait_events(num(argv[i + 1]), num(argv[i + 2]));
 			i += 3;
 		} else if (strcmp(cmd, "copy") == 0 && left >= 3) {

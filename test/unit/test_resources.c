@@ -533,6 +533,61 @@ static void test_output_file(void)
 	pl__resources_config_free(&cfg);
 }
 
+/* Past the fd budget, files are opened and closed each tick: the lines say
+ * the same as with kept fds. */
+static void test_fd_budget(void)
+{
+	struct capture cap_kept, cap_once;
+	struct jl_lines kept, once;
+	struct pl_resources_stats st;
+	struct pl_resources *a = open_at(FIX "agnos-4.9", NULL, "camerad,loggerd", 10, &cap_kept,
+					 NULL);
+	struct pl_resources *b = open_at(FIX "agnos-4.9", NULL, "camerad,loggerd", 10, &cap_once,
+					 NULL);
+	size_t i, line, same = 0, compared = 0;
+	uint64_t before;
+
+	TAP_OK(a && b, "two samplers open");
+	if (!a || !b)
+		return;
+	b->fds_budget = b->fds_kept;
+	before = (uint64_t)b->fds_kept;
+	ticks(a, 2, &cap_kept, &kept);
+	ticks(b, 2, &cap_once, &once);
+	pl__resources_get_stats(b, &st);
+	TAP_EQ_U64(st.kept_fds, before, "no fd kept past the budget");
+	pl__resources_get_stats(a, &st);
+	TAP_OK(st.kept_fds > before + 10, "the other keeps its files open (%llu fds)",
+	       (unsigned long long)st.kept_fds);
+	/* Both samples: the first with PSS, the second without. */
+	for (line = 1; line <= 2; line++) {
+		for (i = 0; i < kept.doc[line].n; i++) {
+			const struct jl_kv *kv = &kept.doc[line].kv[i];
+			const char *other;
+
+			if (strncmp(kv->path, "procs.", 6) != 0 || strstr(kv->path, "pss_ms"))
+				continue;
+			compared++;
+			other = jl_str(&once.doc[line], "%s", kv->path);
+			if (other && strcmp(other, kv->value) == 0)
+				same++;
+			else
+				printf("# %s: %s vs %s\n", kv->path, kv->value,
+				       other ? other : "(absent)");
+		}
+	}
+	TAP_OK(compared > 100 && same == compared, "same process fields either way (%zu of %zu)",
+	       same, compared);
+	TAP_OK(jl_has(&once.doc[1], "procs.0.pss_kb.Pss"), "PSS read without a kept fd too");
+	TAP_EQ_U64(jl_len(&once.doc[2], "procs"), 2, "both processes");
+	jl_lines_free(&kept);
+	jl_lines_free(&once);
+	pl__resources_close(a);
+	pl__resources_close(b);
+	free(cap_kept.text);
+	free(cap_once.text);
+}
+
 int main(void)
 {
 	test_agnos49();
@@ -542,5 +597,6 @@ int main(void)
 	test_faults();
 	test_fixture_pid_reuse();
 	test_output_file();
+	test_fd_budget();
 	return tap_done();
 }
