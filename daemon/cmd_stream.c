@@ -83,6 +83,14 @@ struct stream {
 	uint64_t *send_ns;   /* by frame id */
 	double *latency_ms;  /* by reply order */
 	uint64_t sent, replies, bad_replies, not_sent;
+	/* per frame: 0 waiting, 1 answered, 2 unconfirmed (in flight when the
+	 * link went down; its reply can no longer come, unless it was still
+	 * held and goes out after the reconnect) */
+	uint8_t *answer;
+	uint64_t unconfirmed, downs, replaced;
+	uint64_t held_id; /* the frame the link holds, when have_held */
+	bool stop;        /* SIGINT or SIGTERM */
+	bool have_held;
 	uint8_t digest[SHA256_DIGEST_LENGTH];
 	uint64_t last_activity_ns;
 	bool up;
@@ -116,7 +124,7 @@ static void send_next(struct stream *s)
 {
 	int err;
 
-	if (!s->up || s->sent >= (uint64_t)s->opt.frames)
+	if (!s->up || s->stop || s->sent >= (uint64_t)s->opt.frames)
 		return;
 	make_payload(s, s->sent);
 	s->send_ns[s->sent] = pl__mono_ns();
@@ -125,6 +133,18 @@ static void send_next(struct stream *s)
 	if (err < 0) {
 		s->not_sent++;
 		return;
+	}
+	if (err == 1) {
+		/* held: it replaces the frame held before it, which then never
+		 * goes out and has no reply to wait for */
+		if (s->have_held) {
+			s->answer[s->held_id] = 3;
+			s->replaced++;
+		}
+		s->have_held = true;
+		s->held_id = s->sent;
+	} else {
+		s->have_held = false; /* the held one went out before this */
 	}
 	s->sent++;
 }
@@ -160,11 +180,20 @@ static void on_down(void *ctx, const char *why)
 {
 	struct stream *s = ctx;
 
+	uint64_t i;
+
 	(void)why;
 	s->up = false;
+	s->downs++;
+	for (i = 0; i < s->sent; i++) {
+		/* the held frame is still in the link and goes out after the
+		 * reconnect */
+		if (s->answer[i] == 0 && !(s->have_held && i == s->held_id)) {
+			s->answer[i] = 2;
+			s->unconfirmed++;
+		}
+	}
 }
-
-static void check_done(struct stream *s);
 
 static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
 {
@@ -174,8 +203,9 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 	s->last_activity_ns = now;
 	if (hdr->type != PL_MSG_REPLY)
 		return;
-	if (hdr->frame_id >= s->sent) {
-		s->bad_replies++;
+	if (hdr->frame_id >= s->sent || s->answer[hdr->frame_id] == 1 ||
+	    s->answer[hdr->frame_id] == 3) {
+		s->bad_replies++; /* a frame never sent, or a second reply */
 		return;
 	}
 	make_payload(s, hdr->frame_id);
@@ -191,8 +221,10 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 		s->bad_replies++;
 		return;
 	}
+	if (s->answer[hdr->frame_id] == 2)
+		s->unconfirmed--;
+	s->answer[hdr->frame_id] = 1;
 	s->latency_ms[s->replies++] = (double)(now - s->send_ns[hdr->frame_id]) / 1e6;
-	check_done(s);
 }
 
 /* Done when every frame that went out was answered: a frame replaced while
@@ -203,19 +235,14 @@ static bool all_answered(struct stream *s)
 
 	pl__link_get_stats(s->link, &st);
 	return s->sent >= (uint64_t)s->opt.frames &&
-	       s->replies + st.frames_replaced >= (uint64_t)s->opt.frames;
-}
-
-static void check_done(struct stream *s)
-{
-	if (all_answered(s))
-		pl__loop_stop(s->loop);
+	       s->replies + s->replaced + s->unconfirmed >= (uint64_t)s->opt.frames &&
+	       !st.frames_held_now;
 }
 
 static void on_signal(void *ctx, int signo)
 {
 	(void)signo;
-	pl__loop_stop(((struct stream *)ctx)->loop);
+	((struct stream *)ctx)->stop = true;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -243,6 +270,7 @@ static int run(int argc, char **argv, bool integrity)
 	struct pl_link_stats ls;
 	char err[PL_ERRBUF];
 	int next, r, status = 0;
+	bool stopped_by_signal;
 	uint64_t start;
 	const struct pl_option options[] = {
 		{ "ffs-dir", PL_OPT_STRING, &s.opt.ffs_dir, 0, 0, "DIR",
@@ -314,7 +342,8 @@ static int run(int argc, char **argv, bool integrity)
 	s.payload = malloc((size_t)s.opt.payload_bytes);
 	s.send_ns = calloc((size_t)s.opt.frames, sizeof(*s.send_ns));
 	s.latency_ms = calloc((size_t)s.opt.frames, sizeof(*s.latency_ms));
-	if (!s.payload || !s.send_ns || !s.latency_ms)
+	s.answer = calloc((size_t)s.opt.frames, 1);
+	if (!s.payload || !s.send_ns || !s.latency_ms || !s.answer)
 		pl__fatalx("out of memory");
 
 	pl__link_config_default(&lc);
@@ -349,7 +378,7 @@ static int run(int argc, char **argv, bool integrity)
 			pl__fatalx("cannot start the signal thread");
 	}
 	start = s.last_activity_ns = pl__mono_ns();
-	while (!all_answered(&s)) {
+	while (!s.stop && !all_answered(&s)) {
 		if (pl__loop_run_once(s.loop, 200) < 0)
 			break;
 		if (pl__mono_ns() - s.last_activity_ns > (uint64_t)(s.opt.timeout_s * 1e9)) {
@@ -362,11 +391,18 @@ static int run(int argc, char **argv, bool integrity)
 		st.stop = 1;
 		pthread_join(st.thread, NULL);
 	}
+	/* no frame may follow the count that the end message carries */
+	stopped_by_signal = s.stop;
+	s.stop = true;
+	pl__loop_remove(s.frame_timer);
+	s.frame_timer = NULL;
 	pl__link_get_stats(s.link, &ls);
 	if (s.link && pl__link_is_up(s.link)) {
-		char end[64];
-		int n = snprintf(end, sizeof(end), "{\"event\":\"stream_end\",\"frames\":%llu}",
-				 (unsigned long long)(ls.frames_sent));
+		char end[96];
+		int n = snprintf(end, sizeof(end),
+				 "{\"event\":\"stream_end\",\"frames\":%llu,\"unconfirmed\":%llu}",
+				 (unsigned long long)ls.frames_sent,
+				 (unsigned long long)s.unconfirmed);
 
 		/* tell the host how many frames went out, and give the
 		 * message a moment to leave before the gadget goes away */
@@ -375,13 +411,23 @@ static int run(int argc, char **argv, bool integrity)
 			pl__loop_run_once(s.loop, 20);
 	}
 	qsort(s.latency_ms, s.replies, sizeof(double), cmp_double);
-	printf("frames_offered %llu frames_sent %llu replies %llu bad_replies %llu held %llu "
-	       "replaced %llu rearms %llu failed_requests %llu\n",
+	printf("frames_offered %llu frames_sent %llu replies %llu unconfirmed %llu link_downs %llu "
+	       "bad_replies %llu held %llu replaced %llu rearms %llu failed_requests %llu\n",
 	       (unsigned long long)s.sent, (unsigned long long)ls.frames_sent,
-	       (unsigned long long)s.replies,
+	       (unsigned long long)s.replies, (unsigned long long)s.unconfirmed,
+	       (unsigned long long)s.downs,
 	       (unsigned long long)s.bad_replies, (unsigned long long)ls.frames_held,
 	       (unsigned long long)ls.frames_replaced, (unsigned long long)ls.rearms,
 	       (unsigned long long)ls.tx.failed_requests);
+	{
+		uint64_t malformed = 0;
+
+		for (int e = 0; e < PL_WIRE_ERROR_COUNT; e++)
+			malformed += ls.rx_errors[e];
+		printf("from the host: messages %llu malformed %llu skipped_bytes %llu\n",
+		       (unsigned long long)ls.rx_messages, (unsigned long long)malformed,
+		       (unsigned long long)ls.rx_skipped_bytes);
+	}
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),
 	       quantile(s.latency_ms, s.replies, 0.999),
@@ -394,14 +440,31 @@ static int run(int argc, char **argv, bool integrity)
 		       "delivered %llu, seed %ld\n",
 		       (unsigned long long)s.replies, (unsigned long long)s.bad_replies,
 		       (unsigned long long)st.sent, (unsigned long long)signals_seen, s.opt.seed);
-	if (s.bad_replies || s.replies + ls.frames_replaced < (uint64_t)s.opt.frames)
+	if (s.bad_replies) {
+		pl__log_warnx("%llu replies did not match what was sent",
+			      (unsigned long long)s.bad_replies);
 		status = 1;
+	}
+	if (!stopped_by_signal && s.replies + s.replaced + s.unconfirmed < (uint64_t)s.opt.frames) {
+		pl__log_warnx("%llu of %ld frames are unaccounted for",
+			      (unsigned long long)((uint64_t)s.opt.frames - s.replies - s.replaced -
+						   s.unconfirmed),
+			      s.opt.frames);
+		status = 1;
+	}
+	if (s.replaced != ls.frames_replaced) {
+		pl__log_warnx("the link replaced %llu held frames, the stream counted %llu",
+			      (unsigned long long)ls.frames_replaced,
+			      (unsigned long long)s.replaced);
+		status = 1;
+	}
 	pl__loop_remove(s.frame_timer);
 	pl__link_close(s.link);
 	pl__loop_free(s.loop);
 	free(s.payload);
 	free(s.send_ns);
 	free(s.latency_ms);
+	free(s.answer);
 	pl__options_free(options);
 	return status;
 }

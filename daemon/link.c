@@ -415,9 +415,11 @@ void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out)
 	*out = l->stats;
 	out->up = l->up;
 	out->packet_size = l->packet_size;
+	out->frames_held_now = l->have_held;
 	pl__aio_tx_get_totals(l->tx, &out->tx);
 	pl__aio_rx_get_totals(l->rx, &out->rx);
 	memcpy(out->rx_errors, l->in.errors, sizeof(out->rx_errors));
+	out->rx_skipped_bytes = l->in.skipped_bytes;
 }
 
 void pl__link_close(struct pl_link *l)

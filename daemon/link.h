@@ -48,6 +48,7 @@ struct pl_link_stats {
 	bool up;
 	unsigned packet_size;
 	uint64_t frames_sent, frames_held, frames_replaced; /* replaced: a held one lost */
+	bool frames_held_now; /* a frame is held at this moment */
 	uint64_t messages_sent, messages_queued_now, messages_dropped;
 	uint64_t rearms;
 	struct pl_aio_send_diag last_send;
@@ -56,6 +57,7 @@ struct pl_link_stats {
 	struct pl_aio_rx_totals rx;
 	uint64_t rx_messages;
 	uint64_t rx_errors[PL_WIRE_ERROR_COUNT];
+	uint64_t rx_skipped_bytes;
 };
 
 void pl__link_config_default(struct pl_link_config *cfg);

@@ -124,7 +124,7 @@ static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, 
 			rx->cb(rx->cb_ctx, rx->bufs + (size_t)idx * rx->read_bytes, (size_t)res);
 		} else if (res == -EPIPE) {
 			rx->totals.requeued_after_epipe++;
-		} else if (res == -ESHUTDOWN || res == -ECANCELED) {
+		} else if (res == -ESHUTDOWN || res == -ECANCELED || res == -ECONNRESET) {
 			/* the endpoint was disabled or the read cancelled: the
 			 * normal end of a connection, not a failure */
 			continue;

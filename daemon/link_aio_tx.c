@@ -306,7 +306,11 @@ static int collect(struct pl_aio_tx *tx, long min_nr, struct timespec *timeout)
 			struct iocb *cb = tx->events[i].obj;
 			long res = (long)tx->events[i].res;
 
-			if (res < 0) {
+			if (res == -ESHUTDOWN || res == -ECANCELED || res == -ECONNRESET) {
+				/* the endpoint went away under it: a disconnect,
+				 * counted by the link, not a failed write */
+				tx->totals.cancelled_requests++;
+			} else if (res < 0) {
 				tx->totals.failed_requests++;
 				tx->totals.last_error = (int)res;
 				pl__log_warnx_limited(&tx->error_rl, "link: a write request failed: %s",

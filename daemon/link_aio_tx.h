@@ -37,7 +37,7 @@ struct pl_aio_send_diag {
 
 struct pl_aio_tx_totals {
 	uint64_t messages, bytes, requests;
-	uint64_t completed_requests, failed_requests, short_requests;
+	uint64_t completed_requests, failed_requests, short_requests, cancelled_requests;
 	uint64_t failed_submits, partial_submits;
 	uint64_t max_submit_ns, max_backlog_bytes, max_backlog_ns;
 	int last_error; /* negative errno of the last failed request, 0 if none */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static volatile sig_atomic_t stop_requested;
 
@@ -32,6 +33,8 @@ struct host_options {
 	long depth;
 	long transfer_kib;
 	bool integrity;
+	long stall_after;
+	double stall_s;
 };
 
 static struct host_options opt = {
@@ -57,6 +60,10 @@ static const struct pl_option options[] = {
 	  "write one line per frame: frame_id,sequence,bytes,device_send_ns,host_recv_ns" },
 	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "bulk IN transfers kept in flight" },
 	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB", "size of each IN transfer" },
+	{ "stall-after", PL_OPT_INT, &opt.stall_after, 0, 1e12, "N",
+	  "test: stop reading for --stall-seconds after N frames (0: never)" },
+	{ "stall-seconds", PL_OPT_DOUBLE, &opt.stall_s, 0, 3600, "S",
+	  "test: how long to stop reading" },
 	{ "integrity", PL_OPT_BOOL, &opt.integrity, 0, 0, NULL,
 	  "the byte-integrity diagnostic (with `perflink integrity` on the device): check every "
 	  "payload byte, reply with SHA-256 digests" },
@@ -165,6 +172,18 @@ int main(int argc, char **argv)
 	while (!stop_requested) {
 		uint64_t frames_before = h.rx.frames;
 
+		if (opt.stall_after > 0 && h.rx.frames >= (uint64_t)opt.stall_after) {
+			struct timespec nap = { (time_t)opt.stall_s,
+						(long)((opt.stall_s - (double)(time_t)opt.stall_s) * 1e9) };
+
+			/* a host that stops taking data: nothing is read while
+			 * it sleeps, so the device's budget fills up */
+			pl__log_info("stalling for %.1f s after %llu frames", opt.stall_s,
+				     (unsigned long long)h.rx.frames);
+			opt.stall_after = 0;
+			nanosleep(&nap, NULL);
+			h.last_frame_ns = pl__mono_ns();
+		}
 		if (pl__usb_link_poll(h.usb, 100) < 0)
 			break;
 		if (h.rx.frames != frames_before)
@@ -200,9 +219,11 @@ int main(int argc, char **argv)
 		status = 1;
 	if (opt.frames > 0 && h.rx.frames < (uint64_t)opt.frames && !h.rx.stream_ended)
 		status = 1;
-	if (h.rx.stream_ended && h.rx.frames != h.rx.stream_end_frames) {
-		pl__log_warnx("the device sent %llu frames, %llu arrived",
+	if (h.rx.stream_ended && (h.rx.frames > h.rx.stream_end_frames ||
+				  h.rx.frames + h.rx.stream_end_unconfirmed < h.rx.stream_end_frames)) {
+		pl__log_warnx("the device sent %llu frames (%llu unconfirmed), %llu arrived",
 			      (unsigned long long)h.rx.stream_end_frames,
+			      (unsigned long long)h.rx.stream_end_unconfirmed,
 			      (unsigned long long)h.rx.frames);
 		status = 1;
 	}

@@ -64,8 +64,10 @@ static void send_message(struct pl_receiver *r, enum pl_wire_type type, uint64_t
 		r->replies_sent++;
 }
 
-/* `perflink stream` ends with {"event":"stream_end","frames":N}: the number
- * of frames that really went out (newer frames replace held ones). */
+/* `perflink stream` ends with {"event":"stream_end","frames":N,
+ * "unconfirmed":U}: N frames really went out (newer frames replace held
+ * ones), and U of them were in flight when the link went down, so they may
+ * or may not have arrived. */
 static void note_stream_end(struct pl_receiver *r, const uint8_t *payload, size_t len)
 {
 	static const char prefix[] = "{\"event\":\"stream_end\",\"frames\":";
@@ -80,6 +82,9 @@ static void note_stream_end(struct pl_receiver *r, const uint8_t *payload, size_
 	if (strncmp(text, prefix, sizeof(prefix) - 1) != 0)
 		return;
 	n = strtoull(text + sizeof(prefix) - 1, &end, 10);
+	if (strncmp(end, ",\"unconfirmed\":", 15) == 0) {
+		r->stream_end_unconfirmed = strtoull(end + 15, &end, 10);
+	}
 	if (*end != '}')
 		return;
 	r->stream_ended = true;

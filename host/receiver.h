@@ -36,7 +36,7 @@ struct pl_receiver {
 	/* the device's end-of-stream telemetry: how many frames it sent */
 	uint64_t integrity_frames, integrity_bad_frames, integrity_bad_bytes;
 	bool stream_ended;
-	uint64_t stream_end_frames;
+	uint64_t stream_end_frames, stream_end_unconfirmed;
 };
 
 int pl__receiver_init(struct pl_receiver *r, enum pl_reply_mode reply, uint32_t max_payload,

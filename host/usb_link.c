@@ -1,9 +1,12 @@
 /* See usb_link.h. */
 #include "usb_link.h"
-#include "clock.h"
 #include "log.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <libusb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,7 @@ struct pl_usb_link {
 	unsigned in_flight;
 	unsigned out_flight;
 	bool lost; /* a transfer said the device is gone */
-	uint64_t last_rescan_ns;
+	int wrapped_fd; /* usbfs fd handed to libusb_wrap_sys_device, or -1 */
 	struct pl_usb_link_stats stats;
 };
 
@@ -90,7 +93,34 @@ static void submit_in(struct pl_usb_link *l, struct libusb_transfer *t)
 		l->lost = true;
 }
 
-static int try_connect(struct pl_usb_link *l)
+/* Claim our interface on an open handle. 0, or -1 (handle closed). */
+static int claim(struct pl_usb_link *l, libusb_device_handle *h)
+{
+	libusb_device *dev = libusb_get_device(h);
+	struct libusb_device_descriptor d;
+	int intf;
+
+	if (libusb_get_device_descriptor(dev, &d) != 0 || d.idVendor != l->cfg.vendor_id ||
+	    d.idProduct != l->cfg.product_id)
+		goto no;
+	intf = find_interface(l, dev);
+	if (intf < 0 || !serial_matches(h, &d, l->cfg.serial))
+		goto no;
+	libusb_set_auto_detach_kernel_driver(h, 1);
+	if (libusb_claim_interface(h, intf) != 0) {
+		pl__log_warnx("host: device found but its interface is busy (another host?)");
+		goto no;
+	}
+	l->dev = h;
+	l->interface = intf;
+	l->lost = false;
+	return 0;
+no:
+	libusb_close(h);
+	return -1;
+}
+
+static int connect_listed(struct pl_usb_link *l)
 {
 	libusb_device **list;
 	ssize_t n = libusb_get_device_list(l->usb, &list);
@@ -102,30 +132,82 @@ static int try_connect(struct pl_usb_link *l)
 	for (i = 0; i < n && ret != 0; i++) {
 		struct libusb_device_descriptor d;
 		libusb_device_handle *h;
-		int intf;
 
 		if (libusb_get_device_descriptor(list[i], &d) != 0 ||
 		    d.idVendor != l->cfg.vendor_id || d.idProduct != l->cfg.product_id)
 			continue;
-		if (libusb_open(list[i], &h) != 0)
-			continue;
-		intf = find_interface(l, list[i]);
-		if (intf < 0 || !serial_matches(h, &d, l->cfg.serial)) {
-			libusb_close(h);
-			continue;
-		}
-		libusb_set_auto_detach_kernel_driver(h, 1);
-		if (libusb_claim_interface(h, intf) != 0) {
-			pl__log_warnx("host: device found but its interface is busy (another host?)");
-			libusb_close(h);
-			continue;
-		}
-		l->dev = h;
-		l->interface = intf;
-		l->lost = false;
-		ret = 0;
+		if (libusb_open(list[i], &h) == 0 && claim(l, h) == 0)
+			ret = 0;
 	}
 	libusb_free_device_list(list, 1);
+	return ret;
+}
+
+static unsigned read_sysfs_hex(const char *dir, const char *name, int base)
+{
+	char path[512], buf[32];
+	FILE *f;
+	unsigned long v = 0;
+
+	snprintf(path, sizeof(path), "/sys/bus/usb/devices/%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoul(buf, NULL, base);
+	fclose(f);
+	return (unsigned)v;
+}
+
+/* Debian's libusb learns of new devices from udev; where no udevd runs (an
+ * initramfs, a minimal host) its device list never changes after
+ * libusb_init. So when the list has no match, look in sysfs ourselves and
+ * hand libusb the usbfs node to wrap: no context is ever recreated. */
+static int connect_sysfs(struct pl_usb_link *l)
+{
+	DIR *d = opendir("/sys/bus/usb/devices");
+	struct dirent *e;
+	int ret = -ENODEV;
+
+	if (!d)
+		return -errno;
+	while (ret != 0 && (e = readdir(d))) {
+		char node[64];
+		libusb_device_handle *h;
+		int fd;
+
+		if (e->d_name[0] == '.' || strchr(e->d_name, ':'))
+			continue;
+		if (read_sysfs_hex(e->d_name, "idVendor", 16) != l->cfg.vendor_id ||
+		    read_sysfs_hex(e->d_name, "idProduct", 16) != l->cfg.product_id)
+			continue;
+		snprintf(node, sizeof(node), "/dev/bus/usb/%03u/%03u",
+			 read_sysfs_hex(e->d_name, "busnum", 10),
+			 read_sysfs_hex(e->d_name, "devnum", 10));
+		fd = open(node, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (libusb_wrap_sys_device(l->usb, (intptr_t)fd, &h) != 0) {
+			close(fd);
+			continue;
+		}
+		if (claim(l, h) == 0) {
+			l->wrapped_fd = fd;
+			ret = 0;
+		} else {
+			close(fd);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+static int try_connect(struct pl_usb_link *l)
+{
+	int ret = connect_listed(l);
+
+	if (ret != 0)
+		ret = connect_sysfs(l);
 	if (ret == 0) {
 		unsigned k;
 
@@ -201,6 +283,14 @@ static void disconnect(struct pl_usb_link *l)
 	libusb_release_interface(l->dev, l->interface);
 	libusb_close(l->dev);
 	l->dev = NULL;
+	if (l->wrapped_fd >= 0) {
+		close(l->wrapped_fd); /* libusb does not close a wrapped fd */
+		l->wrapped_fd = -1;
+	}
+	/* libusb reads a transfer's handle even to log its freeing: a handle
+	 * closed under it would be read after it was freed */
+	for (k = 0; k < l->cfg.depth; k++)
+		l->in[k]->dev_handle = NULL;
 	l->stats.disconnects++;
 	if (l->h.disconnected)
 		l->h.disconnected(l->ctx);
@@ -216,6 +306,7 @@ int pl__usb_link_open(struct pl_usb_link **out, const struct pl_usb_link_config 
 	if (!l)
 		return -ENOMEM;
 	l->cfg = *cfg;
+	l->wrapped_fd = -1;
 	if (l->cfg.depth < 8)
 		l->cfg.depth = 8;
 	if (l->cfg.transfer_bytes == 0 || l->cfg.transfer_bytes % 1024)
@@ -253,24 +344,7 @@ int pl__usb_link_poll(struct pl_usb_link *l, int timeout_ms)
 	if (!l->dev) {
 		if (try_connect(l) != 0) {
 			struct timeval nap = tv;
-			uint64_t now = pl__mono_ns();
 
-			/* Debian's libusb learns of new devices from udev; where
-			 * no udevd runs (an initramfs, a minimal host) its
-			 * device list never changes after libusb_init. A fresh
-			 * context scans sysfs again, so while nothing is
-			 * connected (no transfer is pending) make one now and
-			 * then. */
-			if (now - l->last_rescan_ns > 500ull * 1000 * 1000 &&
-			    l->in_flight == 0 && l->out_flight == 0) {
-				libusb_context *fresh;
-
-				l->last_rescan_ns = now;
-				if (libusb_init(&fresh) == 0) {
-					libusb_exit(l->usb);
-					l->usb = fresh;
-				}
-			}
 			libusb_handle_events_timeout_completed(l->usb, &nap, NULL);
 			return 0;
 		}
