@@ -124,7 +124,8 @@ static int read_string(struct walker *w, size_t *len_out)
 				if (lo < 0xdc00 || lo > 0xdfff)
 					return -EINVAL;
 				w->p += 6;
-				cp = 0x10000 + (((unsigned)hi - 0xd800) << 10) + ((unsigned)lo - 0xdc00);
+				cp = 0x10000 + (((unsigned)hi - 0xd800) << 10) +
+				     ((unsigned)lo - 0xdc00);
 			}
 			o += put_utf8(o, cp);
 			break;

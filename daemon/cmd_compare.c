@@ -166,7 +166,8 @@ static void format_change(char *out, size_t cap, const struct row *r, const stru
 		break;
 	}
 	case U_NS:
-		snprintf(abs, sizeof(abs), "%+.*f %s", s->decimals, (b->v - a->v) / s->div, s->name);
+		snprintf(abs, sizeof(abs), "%+.*f %s", s->decimals, (b->v - a->v) / s->div,
+			 s->name);
 		break;
 	case U_RATIO:
 		snprintf(abs, sizeof(abs), "%+.2f", b->v - a->v);
@@ -339,7 +340,8 @@ static void print_table(const struct table *t, const char *label_a, const char *
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
 			for (i = 0; i < cols; i++)
-				printf(markdown ? "| %-*s " : "%-*s  ", markdown ? 0 : w[i], head[i]);
+				printf(markdown ? "| %-*s " : "%-*s  ", markdown ? 0 : w[i],
+				       head[i]);
 			printf(markdown ? "|\n" : "\n");
 			if (markdown) {
 				for (i = 0; i < cols; i++)
@@ -367,7 +369,8 @@ static void print_table(const struct table *t, const char *label_a, const char *
 					printf("| %s ", cell[i]);
 				} else {
 					/* numbers right-aligned, names and changes left */
-					printf(i == 1 || i == 2 ? "%*s  " : "%-*s  ", w[i], cell[i]);
+					printf(i == 1 || i == 2 ? "%*s  " : "%-*s  ", w[i],
+					       cell[i]);
 				}
 			}
 			if (pass == 1)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -51,7 +52,10 @@ static void usage(FILE *out, const struct pl_option *table)
 	pl__options_print_help(table, out);
 }
 
-static int spawn(char **cmd, const sigset_t *old_mask, pid_t *out)
+/* The command gets the signal mask and fd limit perflink was given: the
+ * sampler raises its own soft RLIMIT_NOFILE for its kept /proc files. */
+static int spawn(char **cmd, const sigset_t *old_mask, const struct rlimit *old_nofile,
+		 pid_t *out)
 {
 	int pipefd[2], child_errno = 0;
 	ssize_t n;
@@ -71,6 +75,8 @@ static int spawn(char **cmd, const sigset_t *old_mask, pid_t *out)
 		int e;
 
 		sigprocmask(SIG_SETMASK, old_mask, NULL);
+		if (old_nofile)
+			setrlimit(RLIMIT_NOFILE, old_nofile);
 		close(pipefd[0]);
 		execvp(cmd[0], cmd);
 		e = errno;
@@ -228,6 +234,8 @@ int pl__cmd_resources(int argc, char **argv)
 	struct pl_option table[16];
 	char err_msg[PL_ERRBUF];
 	sigset_t mask, old_mask;
+	struct rlimit nofile;
+	bool have_nofile;
 	long max_samples = 0;
 	bool verbose = false, failed = false;
 	int next = 0, ret, tfd = -1, sfd = -1, err;
@@ -258,7 +266,7 @@ int pl__cmd_resources(int argc, char **argv)
 		pl__resources_config_free(&cfg);
 		return 2;
 	}
-	pl__log_init("perflink resources", true, verbose ? 1 : 0);
+	pl__log_init("perflink", true, verbose ? 1 : 0);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -271,6 +279,7 @@ int pl__cmd_resources(int argc, char **argv)
 		failed = true;
 		goto out;
 	}
+	have_nofile = getrlimit(RLIMIT_NOFILE, &nofile) == 0;
 	if ((err = pl__resources_open(&r, &cfg)) < 0) {
 		failed = true;
 		goto out;
@@ -279,7 +288,7 @@ int pl__cmd_resources(int argc, char **argv)
 		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 			pl__log_warn("resources: cannot become a subreaper; descendants "
 				     "orphaned between two samples may be missed");
-		err = spawn(argv + next, &old_mask, &run.child);
+		err = spawn(argv + next, &old_mask, have_nofile ? &nofile : NULL, &run.child);
 		if (err < 0 && run.child <= 0) {
 			pl__log_warnc(err, "resources: cannot start %s", argv[next]);
 			failed = true;

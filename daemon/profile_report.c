@@ -105,7 +105,8 @@ static int fill(const struct flat *f, struct pl_profile_report *r, char *err, si
 	    !FIELD(f, &r->interval_frames, "interval_frames") || !FIELD(f, &r->frames, "frames") ||
 	    !FIELD(f, &r->elapsed_ns, "elapsed_ns") ||
 	    !FIELD(f, &r->dropped_calls, "dropped_calls")) {
-		snprintf(err, errlen, "line %zu: a report field is missing or not a count", r->line);
+		snprintf(err, errlen, "line %zu: a report field is missing or not a count",
+			 r->line);
 		return -EINVAL;
 	}
 	s = flat_get(f, PL_JSON_STRING, "comm");
@@ -136,8 +137,9 @@ static int fill(const struct flat *f, struct pl_profile_report *r, char *err, si
 		    !FIELD(f, &st->cpu_max_ns, "stages.%u.cpu_max_ns", i) ||
 		    !FIELD(f, &st->cache_bytes, "stages.%u.cache_bytes", i) ||
 		    !FIELD(f, &st->stream_bytes, "stages.%u.stream_bytes", i)) {
-			snprintf(err, errlen, "line %zu: stage '%s' has a field missing or not a count",
-				 r->line, st->name);
+			snprintf(err, errlen,
+				 "line %zu: stage '%s' has a field missing or not a count", r->line,
+				 st->name);
 			return -EINVAL;
 		}
 	}

@@ -243,6 +243,11 @@ static void sample_pss(struct pl_resources *r, struct pl_res_proc *p)
 	}
 	if (err < 0)
 		pl__smaps_sum_init(&p->pss);
+	/* A task without memory of its own (a kernel thread; a process
+	 * between exit and reaping) fails with ESRCH: no PSS, not an error.
+	 * If the process itself left, the check after this read says so. */
+	if (err == -ESRCH)
+		err = 0;
 	p->pss_err = err;
 	p->pss_ms = (double)(pl__mono_ns() - t0) / 1e6;
 	if (err == -EACCES || err == -EPERM) {

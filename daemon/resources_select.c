@@ -70,7 +70,8 @@ static int parse_name_list(struct pl_resources *r, const char *list)
 		if (*tok == '\0')
 			continue;
 		if (strlen(tok) >= PL_COMM_MAX) {
-			pl__log_warnx("resources: --names: '%.20s...' is longer than any comm", tok);
+			pl__log_warnx("resources: --names: '%.20s...' is longer than any comm",
+				      tok);
 			err = -EINVAL;
 			break;
 		}

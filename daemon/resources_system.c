@@ -42,8 +42,9 @@ static const char *const meminfo_keys[] = {
 };
 
 /* vmstat counters; a trailing '*' matches a prefix (the per-zone and
- * per-kind variants differ between kernels: 3.10 has one allocstall, 4.10+
- * one per zone; pgsteal_kswapd_normal on 3.10, pgsteal_kswapd since 4.8). */
+ * per-kind variants differ between kernels: 3.10 has one allocstall and
+ * per-zone pgsteal_kswapd_normal, 4.8+ allocstall_<zone> and node-wide
+ * pgsteal_kswapd, 5.x adds pgsteal_anon/file). */
 static const char *const vmstat_keys[] = {
 	"pgfault", "pgmajfault", "pswpin", "pswpout", "pgpgin", "pgpgout",
 	"allocstall*", "pgsteal_*", "pgscan_*", "compact_*", "oom_kill",

@@ -370,7 +370,8 @@ static int write_rows(struct pl_tracer *t, double wall, double mono,
 			t->row_idx[nrows++] = i;
 	}
 	/* The Python tool lists /proc, which is in pid order. */
-	qsort_r(t->row_idx, nrows, sizeof(*t->row_idx), cmp_pid, tp->v);
+	if (nrows > 1)
+		qsort_r(t->row_idx, nrows, sizeof(*t->row_idx), cmp_pid, tp->v);
 	row.wall = wall;
 	row.mono = mono;
 	row.disk_d_write_kb = s->disk_d_write_kb;

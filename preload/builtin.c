@@ -92,7 +92,7 @@ int pl__stages_add_builtins(char *err, size_t errlen)
 		struct pl_rule rule;
 
 		memset(&rule, 0, sizeof(rule));
-		s = pl__stages_add_stage(b->stage, b->kind, false, err, errlen);
+		s = pl__stages_add_stage(b->stage, b->kind, 0, err, errlen);
 		if (s < 0)
 			return s;
 		r = pl__stages_add_pattern(b->pattern, &rule.pattern_bit, err, errlen);
@@ -109,7 +109,7 @@ int pl__stages_add_builtins(char *err, size_t errlen)
 			return r;
 	}
 #ifdef __mips__
-	s = pl__stages_add_stage("cacheflush", PL_KIND_CACHE, false, err, errlen);
+	s = pl__stages_add_stage("cacheflush", PL_KIND_CACHE, 0, err, errlen);
 	if (s < 0)
 		return s;
 	pl__stages.cacheflush_stage = s;

@@ -1,10 +1,11 @@
 /* The symbols libperflink-preload.so exports, and nothing else: each hook
  * tests one flag and forwards (pipewire-v4l2's v4l2-func.c). Everything
- * else in the library is hidden (-fvisibility=hidden).
+ * else in the library is hidden (-fvisibility=hidden). The ioctl hooks are
+ * in hooks_ioctl.c, which must not see libc's prototype of ioctl.
  *
  * Dormant (PERFLINK_PROFILE unset), a hook is the flag test and the
- * indirect call. Active, ioctl goes through the stage profiler and the
- * open/close/dup family keeps the fd table (fdtab.h) current.
+ * indirect call. Active, the open/close/dup family keeps the fd table
+ * (fdtab.h) current.
  *
  * The large-file and time64 redirections of libc's headers must not rename
  * these definitions: each function here defines exactly the symbol it is
@@ -15,12 +16,8 @@
 
 #include <fcntl.h>
 #include <stdarg.h>
-#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <unistd.h>
-#ifdef __mips__
-#include <sys/cachectl.h>
-#endif
 
 #include "fdtab.h"
 #include "profile.h"
@@ -34,60 +31,12 @@
 #define CLOSE_RANGE_CLOEXEC (1u << 2)
 #endif
 
-/* glibc's fortified and large-file entry points, declared only under the
- * macros undefined above. */
+/* glibc's fortified entry points, declared only under _FORTIFY_SOURCE. */
 #ifdef __GLIBC__
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
-#if defined(__TIMESIZE) && __TIMESIZE == 32
-int __ioctl_time64(int fd, unsigned long req, ...);
-#endif
-#endif
-
-/* --- ioctl ------------------------------------------------------------- */
-
-PL_EXPORT int ioctl(int fd, pl_ioctl_req req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (ACTIVE())
-		return pl__profile_ioctl(pl__real.ioctl, fd, req, arg,
-					 __builtin_return_address(0));
-	return pl__real.ioctl(fd, req, arg);
-}
-
-/* 32-bit glibc 2.34+ compiles ioctl() in _TIME_BITS=64 programs to this
- * name. 64-bit ABIs have no such symbol and no caller for it, so it is not
- * exported there. */
-#if defined(__GLIBC__) && defined(__TIMESIZE) && __TIMESIZE == 32
-PL_EXPORT int __ioctl_time64(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (ACTIVE())
-		return pl__profile_ioctl(pl__real.ioctl_time64, fd, req, arg,
-					 __builtin_return_address(0));
-	return pl__real.ioctl_time64(fd, req, arg);
-}
-#endif
-
-#ifdef __mips__
-PL_EXPORT int cacheflush(void *addr, int bytes, int cache)
-{
-	if (ACTIVE())
-		return pl__profile_cacheflush(addr, bytes, cache, __builtin_return_address(0));
-	return pl__real.cacheflush(addr, bytes, cache);
-}
 #endif
 
 /* --- the open family ---------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include "profile.h"
 #include "real.h"
 #include "reporter.h"
+#include "sampler.h"
 #include "settings.h"
 #include "stages.h"
 #include "stats.h"
@@ -31,6 +32,7 @@ __attribute__((constructor)) static void pl_preload_init(void)
 
 	pl__real_resolve_all();
 	pl__settings_read(&s);
+	pl__sampler_start(&s);
 	if (!s.profile)
 		return;
 	r = pl__stages_build(s.stages_path, err, sizeof(err));
@@ -52,6 +54,7 @@ __attribute__((constructor)) static void pl_preload_init(void)
 /* A report that is due when the target exits is still written. */
 __attribute__((destructor)) static void pl_preload_fini(void)
 {
+	pl__sampler_finish();
 	if (__atomic_load_n(&pl__profile_on, __ATOMIC_RELAXED))
 		pl__reporter_drain();
 }

@@ -95,7 +95,10 @@ static int sys_open(const char *path, int flags, ...)
 }
 
 static int sys_open_2(const char *path, int flags) { return sys_openat(AT_FDCWD, path, flags, 0); }
-static int sys_openat_2(int dirfd, const char *path, int flags) { return sys_openat(dirfd, path, flags, 0); }
+static int sys_openat_2(int dirfd, const char *path, int flags)
+{
+	return sys_openat(dirfd, path, flags, 0);
+}
 
 static int sys_creat(const char *path, mode_t mode)
 {
@@ -127,7 +130,10 @@ static void sys_closefrom(int low)
 }
 
 static int sys_dup(int fd) { return (int)syscall(SYS_dup, fd); }
-static int sys_dup3(int fd, int newfd, int flags) { return (int)syscall(SYS_dup3, fd, newfd, flags); }
+static int sys_dup3(int fd, int newfd, int flags)
+{
+	return (int)syscall(SYS_dup3, fd, newfd, flags);
+}
 
 static int sys_dup2(int fd, int newfd)
 {
@@ -172,7 +178,8 @@ static int resolve_ioctl_time64(int fd, pl_ioctl_req req, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	/* glibc before 2.34 has no __ioctl_time64: its ioctl is the same call */
-	return RESOLVE(ioctl_time64, pl_ioctl_fn, "__ioctl_time64", "ioctl", sys_ioctl)(fd, req, arg);
+	return RESOLVE(ioctl_time64, pl_ioctl_fn, "__ioctl_time64", "ioctl",
+		       sys_ioctl)(fd, req, arg);
 }
 
 #define OPEN_MODE(flags, mode)                            \
@@ -232,12 +239,14 @@ static int resolve_open64_2(const char *path, int flags)
 
 static int resolve_openat_2(int dirfd, const char *path, int flags)
 {
-	return RESOLVE(openat_2, pl_openat2_fn, "__openat_2", NULL, sys_openat_2)(dirfd, path, flags);
+	return RESOLVE(openat_2, pl_openat2_fn, "__openat_2", NULL,
+		       sys_openat_2)(dirfd, path, flags);
 }
 
 static int resolve_openat64_2(int dirfd, const char *path, int flags)
 {
-	return RESOLVE(openat64_2, pl_openat2_fn, "__openat64_2", "__openat_2", sys_openat_2)(dirfd, path, flags);
+	return RESOLVE(openat64_2, pl_openat2_fn, "__openat64_2", "__openat_2",
+		       sys_openat_2)(dirfd, path, flags);
 }
 
 static int resolve_creat(const char *path, mode_t mode)
@@ -258,7 +267,8 @@ static int resolve_close(int fd)
 
 static int resolve_close_range(unsigned int first, unsigned int last, int flags)
 {
-	return RESOLVE(close_range, pl_close_range_fn, "close_range", NULL, sys_close_range)(first, last, flags);
+	return RESOLVE(close_range, pl_close_range_fn, "close_range", NULL,
+		       sys_close_range)(first, last, flags);
 }
 
 static void resolve_closefrom(int low)
@@ -283,7 +293,8 @@ static int resolve_dup3(int fd, int newfd, int flags)
 
 static int resolve_cacheflush(void *addr, int bytes, int cache)
 {
-	return RESOLVE(cacheflush, pl_cacheflush_fn, "cacheflush", "_flush_cache", sys_cacheflush)(addr, bytes, cache);
+	return RESOLVE(cacheflush, pl_cacheflush_fn, "cacheflush", "_flush_cache",
+		       sys_cacheflush)(addr, bytes, cache);
 }
 
 struct pl_real pl__real = {

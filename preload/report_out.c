@@ -411,8 +411,8 @@ void pl__report_write(void)
 	}
 
 	snprintf(line, sizeof(line),
-		 "%s record=totals calls=%llu wall_total_ns=%llu cpu_total_ns=%llu cache_calls=%llu "
-		 "cache_bytes=%llu stream_bytes=%llu retries=%llu errors=%llu",
+		 "%s record=totals calls=%llu wall_total_ns=%llu cpu_total_ns=%llu "
+		 "cache_calls=%llu cache_bytes=%llu stream_bytes=%llu retries=%llu errors=%llu",
 		 prefix, (unsigned long long)t.calls, (unsigned long long)t.wall_total_ns,
 		 (unsigned long long)t.cpu_total_ns, (unsigned long long)t.cache_calls,
 		 (unsigned long long)t.cache_bytes, (unsigned long long)t.stream_bytes,

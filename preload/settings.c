@@ -2,6 +2,7 @@
 #include "settings.h"
 #include "diag.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,95 @@ static bool parse_count(const char *s, uint32_t *out)
 	return true;
 }
 
+/* A count in [min, max] from variable var, else def with one message. */
+static uint32_t count_var(const char *var, uint32_t def, uint32_t min, uint32_t max)
+{
+	const char *v = secure_getenv(var);
+	uint32_t n;
+
+	if (!v)
+		return def;
+	if (!parse_count(v, &n) || n < min || n > max) {
+		pl__diag("%s='%s' is not a number from %u to %u; using %u", var, v, min, max, def);
+		return def;
+	}
+	return n;
+}
+
+/* Signals a sampler may use: the usual profiling ones by name, or any
+ * number that is neither uncatchable nor one the program's own faults
+ * raise (a handler there would hide crashes). */
+static int parse_signal(const char *v)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = { { "PROF", SIGPROF }, { "VTALRM", SIGVTALRM },
+		      { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 } };
+	uint32_t n;
+	size_t i;
+
+	if (strncmp(v, "SIG", 3) == 0)
+		v += 3;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(v, names[i].name) == 0)
+			return names[i].sig;
+	}
+	if (!parse_count(v, &n) || n == 0 || n > (uint32_t)SIGRTMAX)
+		return -1;
+	switch ((int)n) {
+	case SIGKILL: case SIGSTOP: case SIGSEGV: case SIGBUS: case SIGFPE:
+	case SIGILL: case SIGABRT: case SIGTRAP: case SIGCHLD: case SIGCONT:
+		return -1;
+	default:
+		return (int)n;
+	}
+}
+
+static void sample_settings(struct pl_settings *s)
+{
+	const char *v;
+
+	s->sample_hz = PL_SAMPLE_HZ_DEFAULT;
+	s->sample_window_s = PL_SAMPLE_WINDOW_DEFAULT;
+	s->sample_max_bytes = PL_SAMPLE_MAX_BYTES_DEFAULT;
+	s->sample_signal = SIGPROF;
+
+	v = secure_getenv("PERFLINK_SAMPLE");
+	if (v && strcmp(v, "1") == 0)
+		s->sample = true;
+	else if (v && *v && strcmp(v, "0") != 0)
+		pl__diag("PERFLINK_SAMPLE='%s' is neither 1 nor 0; the sampler stays off", v);
+	if (!s->sample)
+		return;
+
+	s->sample_hz = count_var("PERFLINK_SAMPLE_HZ", PL_SAMPLE_HZ_DEFAULT, 1, PL_SAMPLE_HZ_MAX);
+	s->sample_window_s = count_var("PERFLINK_SAMPLE_WINDOW", PL_SAMPLE_WINDOW_DEFAULT, 1,
+				       PL_SAMPLE_WINDOW_MAX);
+	s->sample_max_bytes = count_var("PERFLINK_SAMPLE_MAX_BYTES", PL_SAMPLE_MAX_BYTES_DEFAULT,
+					PL_SAMPLE_MAX_BYTES_MIN, 999999999u);
+	v = secure_getenv("PERFLINK_SAMPLE_SIGNAL");
+	if (v) {
+		int sig = parse_signal(v);
+
+		if (sig < 0)
+			pl__diag("PERFLINK_SAMPLE_SIGNAL='%s' is not a usable signal; using SIGPROF", v);
+		else
+			s->sample_signal = sig;
+	}
+	v = secure_getenv("PERFLINK_SAMPLE_THREAD");
+	if (v)
+		copy_path(s->sample_thread, sizeof(s->sample_thread), "PERFLINK_SAMPLE_THREAD", v);
+
+	/* A profile nobody can read is only overhead: stay off. */
+	v = secure_getenv("PERFLINK_SAMPLE_OUT");
+	if (!v || !copy_path(s->sample_out, sizeof(s->sample_out), "PERFLINK_SAMPLE_OUT", v)) {
+		if (!v)
+			pl__diag("PERFLINK_SAMPLE=1 without PERFLINK_SAMPLE_OUT; the sampler stays off");
+		s->sample = false;
+	}
+}
+
 void pl__settings_read(struct pl_settings *s)
 {
 	const char *v;
@@ -43,6 +133,7 @@ void pl__settings_read(struct pl_settings *s)
 	memset(s, 0, sizeof(*s));
 	s->interval_frames = PL_INTERVAL_DEFAULT;
 	strcpy(s->syslog_path, "/dev/log");
+	sample_settings(s);
 
 	v = secure_getenv("PERFLINK_PROFILE");
 	if (v && strcmp(v, "1") == 0)
@@ -60,8 +151,8 @@ void pl__settings_read(struct pl_settings *s)
 			pl__diag("PERFLINK_PROFILE_INTERVAL='%s' is not a frame count; using %u", v,
 				 PL_INTERVAL_DEFAULT);
 		} else if (n < PL_INTERVAL_MIN) {
-			pl__diag("PERFLINK_PROFILE_INTERVAL=%u is below the minimum; raised to %u", n,
-				 PL_INTERVAL_MIN);
+			pl__diag("PERFLINK_PROFILE_INTERVAL=%u is below the minimum; "
+				 "raised to %u", n, PL_INTERVAL_MIN);
 			s->interval_frames = PL_INTERVAL_MIN;
 		} else {
 			s->interval_frames = n;

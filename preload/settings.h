@@ -9,6 +9,20 @@
  *   PERFLINK_PROFILE_OUT=PATH        also append JSON lines to PATH
  *   PERFLINK_PROFILE_SYSLOG=PATH|off syslog socket (default /dev/log)
  *
+ * The render sampler (docs/sampler.md), independent of the profiler:
+ *   PERFLINK_SAMPLE=1                sampler on (anything else: off)
+ *   PERFLINK_SAMPLE_HZ=N             samples a second of render-thread CPU
+ *                                    time (default 25, 1..1000)
+ *   PERFLINK_SAMPLE_WINDOW=S         seconds a report covers (default 60)
+ *   PERFLINK_SAMPLE_OUT=PATH         the report file (required); folded
+ *                                    stacks go to PATH.folded
+ *   PERFLINK_SAMPLE_MAX_BYTES=N      cap of each file before it rotates to
+ *                                    PATH.1 (default 256 KiB)
+ *   PERFLINK_SAMPLE_THREAD=NAME      the render thread by name (default:
+ *                                    the thread that swaps buffers)
+ *   PERFLINK_SAMPLE_SIGNAL=SIG       PROF, VTALRM, USR1, USR2 or a number
+ *                                    (default SIGPROF)
+ *
  * A bad value falls back to its default with one message on stderr. */
 #ifndef PL_PRELOAD_SETTINGS_H
 #define PL_PRELOAD_SETTINGS_H
@@ -21,12 +35,28 @@
 #define PL_PATH_MAX 256
 #define PL_SUN_PATH_MAX 108
 
+#define PL_SAMPLE_HZ_DEFAULT 25u
+#define PL_SAMPLE_HZ_MAX 1000u
+#define PL_SAMPLE_WINDOW_DEFAULT 60u
+#define PL_SAMPLE_WINDOW_MAX 86400u
+#define PL_SAMPLE_MAX_BYTES_DEFAULT (256u * 1024u)
+#define PL_SAMPLE_MAX_BYTES_MIN 1024u
+#define PL_SAMPLE_THREAD_MAX 16 /* a thread name (comm) and its NUL */
+
 struct pl_settings {
 	bool profile;
 	uint32_t interval_frames;
 	char stages_path[PL_PATH_MAX];   /* "" when unset */
 	char out_path[PL_PATH_MAX];      /* "" when unset */
 	char syslog_path[PL_SUN_PATH_MAX]; /* "" when off */
+
+	bool sample;
+	uint32_t sample_hz;
+	uint32_t sample_window_s;
+	uint32_t sample_max_bytes;
+	int sample_signal;
+	char sample_out[PL_PATH_MAX];                /* "" when unset */
+	char sample_thread[PL_SAMPLE_THREAD_MAX];    /* "" when unset */
 };
 
 /* Fill s from the environment; messages go to stderr. Never fails. */

@@ -53,17 +53,26 @@ int pl__stages_find(const char *name)
 
 /* Returns the stage's index: a name seen before is the same stage, as long
  * as the kind agrees. */
-int pl__stages_add_stage(const char *name, enum pl_stage_kind kind, bool from_config,
+int pl__stages_add_stage(const char *name, enum pl_stage_kind kind, unsigned line,
 			 char *err, size_t errlen)
 {
+	bool from_config = line > 0;
 	struct pl_stage *st;
 	size_t n = strlen(name);
 	int i = pl__stages_find(name);
 
 	if (i >= 0) {
-		if (pl__stages.stage[i].kind != kind) {
-			pl__fmt(err, errlen, "stage '%s' was declared with kind %s before", name,
-				pl__kind_name((enum pl_stage_kind)pl__stages.stage[i].kind));
+		const struct pl_stage *o = &pl__stages.stage[i];
+
+		if (o->kind != kind && from_config) {
+			pl__fmt(err, errlen, "stage '%s' was declared with kind %s on line %u",
+				name, pl__kind_name((enum pl_stage_kind)o->kind), o->line);
+			return -EINVAL;
+		}
+		if (o->kind != kind) {
+			/* the file (read first) took a built-in stage's name */
+			pl__fmt(err, errlen, "%s:%u: stage '%s' is built in, with kind %s",
+				build_path, o->line, name, pl__kind_name(kind));
 			return -EINVAL;
 		}
 		pl__stages.stage[i].from_config |= from_config;
@@ -82,6 +91,7 @@ int pl__stages_add_stage(const char *name, enum pl_stage_kind kind, bool from_co
 	st->kind = (uint8_t)kind;
 	st->boundary = false;
 	st->from_config = from_config;
+	st->line = line;
 	return (int)pl__stages.n_stages++;
 }
 
@@ -208,8 +218,8 @@ static int apply_boundaries(char *err, size_t errlen)
 	for (i = 0; i < n_boundary_want; i++) {
 		s = pl__stages_find(boundary_want[i].name);
 		if (s < 0) {
-			pl__fmt(err, errlen, "%s:%u: frame-boundary names no stage: '%s'", build_path,
-				boundary_want[i].line, boundary_want[i].name);
+			pl__fmt(err, errlen, "%s:%u: frame-boundary names no stage: '%s'",
+				build_path, boundary_want[i].line, boundary_want[i].name);
 			return -EINVAL;
 		}
 		pl__stages.stage[s].boundary = true;
@@ -217,28 +227,45 @@ static int apply_boundaries(char *err, size_t errlen)
 	return 0;
 }
 
-int pl__stages_build(const char *path, char *err, size_t errlen)
+/* The file's rules first, so that they win over built-in ones. */
+static int build(const char *path, char *text, size_t len, char *err, size_t errlen)
 {
-	int r;
+	int r = 0;
 
 	memset(&pl__stages, 0, sizeof(pl__stages));
 	pl__stages.cacheflush_stage = -1;
 	n_boundary_want = 0;
-	build_path = path;
+	build_path = path ? path : "";
 	err[0] = '\0';
-	/* the file first, so that its rules win over built-in ones */
-	if (path && *path) {
+	if (text)
+		r = pl__stages_parse_text(build_path, text, len, err, errlen);
+	else if (path && *path)
 		r = pl__stages_load_file(path, err, errlen);
-		if (r < 0)
-			return r;
-	}
+	if (r < 0)
+		return r;
 	r = pl__stages_add_builtins(err, errlen);
-	if (r < 0)
-		return r;
-	r = apply_boundaries(err, errlen);
-	if (r < 0)
-		return r;
-	return index_rules(err, errlen);
+	if (r == 0)
+		r = apply_boundaries(err, errlen);
+	if (r == 0)
+		r = index_rules(err, errlen);
+	/* a limit the file's stages reach only together with the built-in ones */
+	if (r < 0 && *build_path && strncmp(err, build_path, strlen(build_path)) != 0) {
+		char msg[256];
+
+		pl__fmt(msg, sizeof(msg), "%s", err);
+		pl__fmt(err, errlen, "%s: %s (with the built-in stages)", build_path, msg);
+	}
+	return r;
+}
+
+int pl__stages_build(const char *path, char *err, size_t errlen)
+{
+	return build(path, NULL, 0, err, errlen);
+}
+
+int pl__stages_build_text(const char *name, char *text, size_t len, char *err, size_t errlen)
+{
+	return build(name, text, len, err, errlen);
 }
 
 bool pl__glob_match(const char *p, const char *s)

@@ -56,6 +56,7 @@ struct pl_stage {
 	uint8_t kind;     /* enum pl_stage_kind */
 	bool boundary;    /* a successful call completes a frame */
 	bool from_config; /* declared in the stage file */
+	unsigned line;    /* where the file first names it; 0: built in */
 };
 
 struct pl_rule {
@@ -91,9 +92,13 @@ extern struct pl_stage_table pl__stages;
  * -EINVAL (or -errno when it cannot be read) is returned; the table is then
  * unusable and the shim stays dormant. Not for the hot path: reads a file. */
 int pl__stages_build(const char *path, char *err, size_t errlen);
+/* The same from text[0..len) (NUL-terminated, cut in place), named name in
+ * messages: for the fuzz target. */
+int pl__stages_build_text(const char *name, char *text, size_t len, char *err, size_t errlen);
 
 /* Used by the parser in stages_file.c and by the built-ins. */
-int pl__stages_add_stage(const char *name, enum pl_stage_kind kind, bool from_config,
+/* line: the stage file's line, 0 for a built-in stage. */
+int pl__stages_add_stage(const char *name, enum pl_stage_kind kind, unsigned line,
 			 char *err, size_t errlen);
 int pl__stages_add_pattern(const char *pattern, uint32_t *bit, char *err, size_t errlen);
 int pl__stages_add_rule(const struct pl_rule *r, char *err, size_t errlen);
@@ -105,8 +110,11 @@ int pl__kind_parse(const char *s, enum pl_stage_kind *out);
 
 /* The built-in rules (builtin.c). */
 int pl__stages_add_builtins(char *err, size_t errlen);
-/* The stage file (stages_file.c). */
+/* The stage file (stages_file.c): read path, or parse text[0..len) (which
+ * must be followed by a NUL; lines are cut in place) with path only naming
+ * it in messages. */
 int pl__stages_load_file(const char *path, char *err, size_t errlen);
+int pl__stages_parse_text(const char *path, char *text, size_t len, char *err, size_t errlen);
 
 /* The first rule for code, and how many rules (with different patterns)
  * follow it; NULL when no rule names code. Hot path. */

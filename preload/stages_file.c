@@ -240,24 +240,26 @@ static int parse_stage(char **tok, int n, unsigned line, char *err, size_t errle
 		return -EINVAL;
 	}
 	if (!valid_name(tok[1]) || strlen(tok[1]) >= PL_STAGE_NAME_MAX) {
-		pl__fmt(err, errlen, "bad stage name '%s' (letters, digits, '_', '-', '.'; at most %u)",
-			tok[1], PL_STAGE_NAME_MAX - 1);
+		pl__fmt(err, errlen,
+			"bad stage name '%s' (letters, digits, '_', '-', '.'; at most %u)", tok[1],
+			PL_STAGE_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	if (pl__kind_parse(tok[2], &kind) < 0) {
-		pl__fmt(err, errlen, "unknown kind '%s' (submit, wait, dequeue, queue, cache, other)",
-			tok[2]);
+		pl__fmt(err, errlen,
+			"unknown kind '%s' (submit, wait, dequeue, queue, cache, other)", tok[2]);
 		return -EINVAL;
 	}
 	if (!parse_request(tok[4], &rule.code)) {
-		pl__fmt(err, errlen, "bad request '%s' (a number, or _IO/_IOR/_IOW/_IOWR(type, nr[, size]))",
+		pl__fmt(err, errlen,
+			"bad request '%s' (a number, or _IO/_IOR/_IOW/_IOWR(type, nr[, size]))",
 			tok[4]);
 		return -EINVAL;
 	}
 	for (i = 5; i < n; i++) {
 		if (strncmp(tok[i], "cache-bytes=", 12) == 0) {
 			if (kind != PL_KIND_CACHE) {
-				pl__fmt(err, errlen, "cache-bytes belongs to a stage of kind cache");
+				pl__fmt(err, errlen, "cache-bytes is for stages of kind cache");
 				return -EINVAL;
 			}
 			if (!parse_extract(tok[i] + 12, rule.code, &rule.cache_bytes))
@@ -274,7 +276,7 @@ static int parse_stage(char **tok, int n, unsigned line, char *err, size_t errle
 			return -EINVAL;
 		}
 	}
-	s = pl__stages_add_stage(tok[1], kind, true, sub, sizeof(sub));
+	s = pl__stages_add_stage(tok[1], kind, line, sub, sizeof(sub));
 	if (s < 0)
 		goto sub_error;
 	r = pl__stages_add_pattern(tok[3], &rule.pattern_bit, sub, sizeof(sub));
@@ -319,33 +321,41 @@ static int parse_line(char *text, unsigned line, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-int pl__stages_load_file(const char *path, char *err, size_t errlen)
+int pl__stages_parse_text(const char *path, char *text, size_t len, char *err, size_t errlen)
 {
 	char msg[256];
-	size_t len = 0, i;
 	unsigned line = 1;
-	char *start;
+	char *start = text;
+	size_t i;
 	int r;
 
-	r = read_file(path, &len, err, errlen);
-	if (r < 0)
-		return r;
-	start = file_buf;
 	for (i = 0; i <= len; i++) {
-		if (file_buf[i] != '\n' && file_buf[i] != '\0')
+		if (i < len && text[i] != '\n' && text[i] != '\0')
 			continue;
-		if (file_buf[i] == '\0' && i < len) {
+		if (i < len && text[i] == '\0') {
 			pl__fmt(err, errlen, "%s:%u: a NUL byte in a text file", path, line);
 			return -EINVAL;
 		}
-		file_buf[i] = '\0';
+		if (i < len)
+			text[i] = '\0';
 		r = parse_line(start, line, msg, sizeof(msg));
 		if (r < 0) {
 			pl__fmt(err, errlen, "%s:%u: %s", path, line, msg);
 			return r;
 		}
-		start = file_buf + i + 1;
+		start = text + i + 1;
 		line++;
 	}
 	return 0;
+}
+
+int pl__stages_load_file(const char *path, char *err, size_t errlen)
+{
+	size_t len = 0;
+	int r;
+
+	r = read_file(path, &len, err, errlen);
+	if (r < 0)
+		return r;
+	return pl__stages_parse_text(path, file_buf, len, err, errlen);
 }

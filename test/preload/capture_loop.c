@@ -72,6 +72,11 @@ static void encode_and_get_stream(unsigned frame, size_t frame_bytes)
 		die("stream read", errno);
 }
 
+static unsigned long round_up(unsigned long n, unsigned long unit)
+{
+	return (n + unit - 1) / unit * unit;
+}
+
 static unsigned long arg_num(int argc, char **argv, int *i)
 {
 	char *end;
@@ -115,8 +120,8 @@ int main(int argc, char **argv)
 	if (fps == 0 || frame_bytes == 0)
 		fps = 1, frame_bytes = (unsigned long)page;
 	/* whole pages: userfaultfd works on pages */
-	frame_bytes = (frame_bytes + (unsigned long)page - 1) / (unsigned long)page * (unsigned long)page;
-	sample_bytes = (sample_bytes + (unsigned long)page - 1) / (unsigned long)page * (unsigned long)page;
+	frame_bytes = round_up(frame_bytes, (unsigned long)page);
+	sample_bytes = round_up(sample_bytes, (unsigned long)page);
 
 	if (pipe2(stream, O_CLOEXEC) < 0)
 		die("pipe", errno);

@@ -4,6 +4,7 @@
 lib=$1
 allowed=" ioctl __ioctl_time64 cacheflush open open64 openat openat64 __open_2 __open64_2 "
 allowed="$allowed __openat_2 __openat64_2 creat creat64 close close_range closefrom dup dup2 dup3 "
+allowed="$allowed eglSwapBuffers eglSwapBuffersWithDamageKHR eglSwapBuffersWithDamageEXT glXSwapBuffers "
 required="ioctl open openat creat close dup dup2 dup3"
 
 if ! command -v nm >/dev/null 2>&1; then

@@ -75,12 +75,14 @@ static void test_fixtures(void)
 	expect_row(r.out, "cache calls", "cache calls 6,756 5,257 -1,499 (-22.2%)");
 	expect_row(r.out, "cache-accounted bytes",
 		   "cache-accounted bytes 10,455,498,752 8,883,683,328 -1,571,815,424 (-15.0%)");
-	expect_row(r.out, "avpu_submit CPU/frame", "avpu_submit CPU/frame 363 us 334 us -29 us (-8.0%)");
+	expect_row(r.out, "avpu_submit CPU/frame",
+		   "avpu_submit CPU/frame 363 us 334 us -29 us (-8.0%)");
 	expect_row(r.out, "avpu_wait_irq CPU/frame",
 		   "avpu_wait_irq CPU/frame 322 us 307 us -15 us (-4.7%)");
 	expect_row(r.out, "avpu_wait_irq wall avg",
 		   "avpu_wait_irq wall avg 39.0 ms 39.1 ms +0.1 ms (+0.3%)");
-	expect_row(r.out, "rmem_flush calls/frame", "rmem_flush calls/frame 9.01 7.01 -2.00 (-22.2%)");
+	expect_row(r.out, "rmem_flush calls/frame",
+		   "rmem_flush calls/frame 9.01 7.01 -2.00 (-22.2%)");
 	expect_row(r.out, "stream_get calls", "stream_get calls - 760 only in B");
 	expect_row(r.out, "stream_get EAGAIN retries", "stream_get EAGAIN retries - 10 only in B");
 	expect_row(r.out, "published stream bytes",
@@ -154,8 +156,10 @@ static void test_real_runs(void)
 	char env_preload[600], env_stages[400], env_out[400];
 	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
 			      "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, NULL };
-	char *run_a[] = { (char *)workload, "copy", "25", "0", "2097152", "wait", "25", "1000", NULL };
-	char *run_b[] = { (char *)workload, "copy", "25", "0", "1048576", "wait", "25", "1000", NULL };
+	char *run_a[] = { (char *)workload, "copy", "25", "0", "2097152",
+			  "wait", "25", "1000", NULL };
+	char *run_b[] = { (char *)workload, "copy", "25", "0", "1048576",
+			  "wait", "25", "1000", NULL };
 	char *cmp[] = { (char *)perflink, "compare", out_a, out_b, NULL };
 	struct h_run r;
 

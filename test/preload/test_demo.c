@@ -63,11 +63,13 @@ int main(void)
 	struct h_run r;
 
 	if (!shim || !loop || !stages || !perflink || h_tempdir(dir, sizeof(dir), "demo") < 0) {
-		printf("Bail out! PL_PRELOAD_LIB, PL_CAPTURE_LOOP, PL_CAPTURE_STAGES, PL_PERFLINK\n");
+		printf("Bail out! needs PL_PRELOAD_LIB, PL_CAPTURE_LOOP, PL_CAPTURE_STAGES, "
+		       "PL_PERFLINK\n");
 		return 1;
 	}
 	if (FIONREAD != 0x541B) {
-		printf("1..0 # SKIP capture_loop.stages names FIONREAD as 0x541B, not this ABI's\n");
+		printf("1..0 # SKIP capture_loop.stages names FIONREAD as 0x541B, "
+		       "not this ABI's\n");
 		return 0;
 	}
 	snprintf(frames, sizeof(frames), "%d", FRAMES);
@@ -86,7 +88,8 @@ int main(void)
 		h_rmdir(dir);
 		return 0;
 	}
-	TAP_OK(r.status == 0 && r.err[0] == '\0', "the demo runs under the shim (%s)", h_oneline(r.err));
+	TAP_OK(r.status == 0 && r.err[0] == '\0', "the demo runs under the shim (%s)",
+	       h_oneline(r.err));
 	h_run_free(&r);
 	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out_b);
 	h_run(&r, run_b, env);

@@ -51,8 +51,9 @@ int main(void)
 	char stages[300], out[300], env_preload[600], env_stages[400], env_out[400];
 	char text[1024], la[512], lb[512], lc[512];
 	const char *dormant_env[] = { env_preload, NULL };
-	const char *active_env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
-				     "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, NULL };
+	const char *active_env[] = { env_preload, "PERFLINK_PROFILE=1",
+				     "PERFLINK_PROFILE_INTERVAL=25", "PERFLINK_PROFILE_SYSLOG=off",
+				     env_stages, env_out, NULL };
 	struct h_run bare, dormant, active;
 	const char *pa, *pb, *pc;
 	const struct h_report *rep;

@@ -35,7 +35,7 @@ static void write_stages(const char *boundary)
 	snprintf(text, sizeof(text),
 		 "# stages for the preload tests\n"
 		 "stage pipe_peek   other  pipe:*                0x%lx\n"
-		 "stage null_peek   other  /dev/null             0x%lx   # same code, other device\n"
+		 "stage null_peek   other  /dev/null             0x%lx   # other device\n"
 		 "stage notif_recv  wait   anon_inode:seccomp*   _IOWR('!', 0, %zu)\n"
 		 "stage notif_send  submit anon_inode:seccomp*   0x%lx\n"
 		 "stage uffd_copy   cache  anon_inode:*userfaultfd*  _IOWR(0xaa, %d, %zu) "
@@ -162,7 +162,8 @@ static void test_kinds(void)
 	/* A wait sleeps in the kernel: its wall time is far above its CPU. */
 	wall = h_stage_u64(last, "notif_recv", "wall_total_ns");
 	cpu = h_stage_u64(last, "notif_recv", "cpu_total_ns");
-	TAP_EQ_U64(h_stage_u64(last, "notif_recv", "calls"), 28, "kinds: 25 waits and 3 interrupted");
+	TAP_EQ_U64(h_stage_u64(last, "notif_recv", "calls"), 28,
+		   "kinds: 25 waits and 3 interrupted");
 	TAP_EQ_U64(h_stage_u64(last, "notif_recv", "retries_eintr"), 3, "kinds: EINTR retries");
 	TAP_OK(wall != UINT64_MAX && wall >= 25ull * 20000 * 1000 * 9 / 10,
 	       "kinds: the wait stage's wall time covers the 25 x 20 ms periods (%llu ns)",
@@ -408,7 +409,7 @@ static void test_bad_config(void)
 		{ "stage a other * 0x1\nstage b sometimes * 0x2\n", 2, "unknown kind" },
 		{ "# c\n\nstage a other * 0xnope\n", 3, "bad request" },
 		{ "stage a other * _IOWR('q', 300, 4)\n", 1, "bad request" },
-		{ "stage a other * 0x1 cache-bytes=4:4\n", 1, "cache-bytes belongs" },
+		{ "stage a other * 0x1 cache-bytes=4:4\n", 1, "cache-bytes is for stages" },
 		{ "stage a cache * 0x1 cache-bytes=4:3\n", 1, "OFFSET:WIDTH" },
 		{ "stage a cache * 0x1 fast\n", 1, "unknown option" },
 		{ "stage a other * 0x1\nstage a wait * 0x2\n", 2, "declared with kind" },
@@ -416,7 +417,10 @@ static void test_bad_config(void)
 		{ "stage a other *\n", 1, "expected: stage" },
 		{ "stages a other * 0x1\n", 1, "unknown directive" },
 		{ "stage a other * 0x1\nframe-boundary nosuch\n", 2, "names no stage" },
-		{ "stage this_name_is_far_too_long_for_a_stage other * 0x1\n", 1, "bad stage name" },
+		{ "stage this_name_is_far_too_long_for_a_stage other * 0x1\n", 1,
+		  "bad stage name" },
+		{ "# a built-in name with another kind\n\nstage v4l2_dqbuf wait * 0x1\n", 3,
+		  "is built in, with kind dequeue" },
 	};
 	char *argv[] = { (char *)workload, "peek", "30", NULL };
 	char expect[400];
@@ -428,8 +432,8 @@ static void test_bad_config(void)
 			abort();
 		profile(&r, argv, NULL);
 		snprintf(expect, sizeof(expect), "%s:%u: ", stages_path, cases[i].line);
-		TAP_OK(r.status == 0 && strstr(r.out, "pid "), "bad stage file %zu: the target runs",
-		       i + 1);
+		TAP_OK(r.status == 0 && strstr(r.out, "pid "),
+		       "bad stage file %zu: the target runs", i + 1);
 		TAP_OK(strstr(r.err, expect) && strstr(r.err, cases[i].what) &&
 			       strstr(r.err, "profiling stays off") && h_count(r.err, "\n") == 1,
 		       "bad stage file %zu: one message naming %s and '%s'", i + 1, expect,

@@ -68,7 +68,8 @@ void peek(unsigned n)
 	open_pipe();
 	for (i = 0; i < n; i++) {
 		avail = -1;
-		check(ioctl(pipe_fds[0], FIONREAD, &avail) == 0 && avail == 3, "FIONREAD on a pipe");
+		check(ioctl(pipe_fds[0], FIONREAD, &avail) == 0 && avail == 3,
+		      "FIONREAD on a pipe");
 	}
 }
 
@@ -221,7 +222,8 @@ static void threads(unsigned t, unsigned n)
 	open_pipe();
 	for (wave = 0; wave < 2; wave++) {
 		for (i = 0; i < t; i++)
-			check(pthread_create(&tid[i], NULL, peeker_main, &n) == 0, "pthread_create");
+			check(pthread_create(&tid[i], NULL, peeker_main, &n) == 0,
+			      "pthread_create");
 		for (i = 0; i < t; i++)
 			pthread_join(tid[i], NULL);
 	}

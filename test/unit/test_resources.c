@@ -111,7 +111,9 @@ static void test_agnos49(void)
 	TAP_EQ_U64(jl_u64(s, "meminfo_kb.MemAvailable"), 1502340, "MemAvailable");
 	TAP_EQ_U64(jl_u64(s, "meminfo_kb.Dirty"), 48212, "Dirty");
 	TAP_OK(!jl_has(s, "meminfo_kb.KReclaimable"), "KReclaimable absent on 4.9");
-	TAP_EQ_U64(jl_u64(s, "vmstat.allocstall"), 49, "single allocstall");
+	TAP_EQ_U64(jl_u64(s, "vmstat.allocstall_normal"), 41, "per-zone allocstall (4.8+)");
+	TAP_EQ_U64(jl_u64(s, "vmstat.allocstall_dma"), 8, "allocstall_dma");
+	TAP_OK(!jl_has(s, "vmstat.pgskip_normal"), "unlisted per-zone counters left out");
 	TAP_EQ_U64(jl_u64(s, "vmstat.compact_stall"), 61, "compact_stall");
 	TAP_EQ_U64(jl_u64(s, "vmstat.pgsteal_direct"), 12033, "pgsteal_direct");
 	TAP_OK(!jl_has(s, "vmstat.oom_kill") && !jl_has(s, "vmstat.nr_free_pages"),
@@ -240,7 +242,8 @@ static void test_live_capture(void)
 	pl__resources_add_descendants_of(r, 1);
 	ticks(r, 1, &cap, &l);
 	s = &l.doc[1];
-	TAP_EQ_U64(jl_u64(s, "procs.0.pid"), 11915, "descendant of 1 (its parent when captured) found");
+	TAP_EQ_U64(jl_u64(s, "procs.0.pid"), 11915,
+		   "descendant of 1 (its parent when captured) found");
 	TAP_EQ_STR(jl_str(s, "procs.0.by.0"), "tree", "chosen as part of a tree");
 	TAP_OK(!jl_has(s, "procs.0.threads"), "--threads=no: no thread list");
 	TAP_EQ_STR(jl_str(s, "pss"), "false", "--pss-interval 0: no PSS");
@@ -289,6 +292,7 @@ struct fault {
 	const char *file; /* NULL: any file */
 	int err;
 	const char *after; /* fail only once this file of pid was asked for */
+	bool after_too;    /* ... that file included */
 	bool armed;
 };
 
@@ -299,9 +303,11 @@ static int fault_fn(void *ctx, int pid, int tid, const char *file)
 	if (pid != f->pid)
 		return 0;
 	if (f->after && !f->armed) {
-		if (strcmp(file, f->after) == 0)
-			f->armed = true;
-		return 0;
+		if (strcmp(file, f->after) != 0)
+			return 0;
+		f->armed = true;
+		if (!f->after_too)
+			return 0;
 	}
 	if (f->tid >= 0 && tid != f->tid)
 		return 0;
@@ -340,7 +346,7 @@ static void test_faults(void)
 
 	/* The process exits between its stat and its status. */
 	{
-		struct fault f = { 1234, -1, NULL, -ESRCH, "status", false };
+		struct fault f = { 1234, -1, NULL, -ESRCH, "status", true, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_OK(s && jl_index(s, "procs", "pid", "1234") < 0, "exit mid-read: not sampled");
@@ -352,7 +358,7 @@ static void test_faults(void)
 	/* The process exits after its smaps was read: a partial sum must not
 	 * be written. The fault fails everything after smaps. */
 	{
-		struct fault f = { 1234, -1, NULL, -ESRCH, "smaps", false };
+		struct fault f = { 1234, -1, NULL, -ESRCH, "smaps", false, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_OK(s && jl_index(s, "procs", "pid", "1234") < 0,
@@ -363,18 +369,19 @@ static void test_faults(void)
 	}
 	/* One thread exits mid-read. */
 	{
-		struct fault f = { 1234, 1240, NULL, -ESRCH, NULL, false };
+		struct fault f = { 1234, 1240, NULL, -ESRCH, NULL, false, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_EQ_U64(s ? jl_len(s, "procs.0.threads") : 0, 2, "gone thread left out");
 		TAP_EQ_U64(s ? jl_u64(s, "procs.0.threads_gone") : 0, 1, "and counted");
-		TAP_OK(s && jl_index(s, "procs.0.threads", "tid", "1240") < 0, "tid 1240 not listed");
+		TAP_OK(s && jl_index(s, "procs.0.threads", "tid", "1240") < 0,
+		       "tid 1240 not listed");
 		fault_done(&l, &cap, r);
 	}
 	/* A thread's schedstat fails with ESRCH but its stat still reads:
 	 * the file is missing, the thread is there. */
 	{
-		struct fault f = { 1234, 1241, "schedstat", -ENOENT, NULL, false };
+		struct fault f = { 1234, 1241, "schedstat", -ENOENT, NULL, false, false };
 		int t;
 
 		s = fault_tick(&f, &l, &cap, &r);
@@ -386,18 +393,32 @@ static void test_faults(void)
 	}
 	/* Another user's process: smaps unreadable. */
 	{
-		struct fault f = { 1234, 0, "smaps", -EACCES, NULL, false };
+		struct fault f = { 1234, 0, "smaps", -EACCES, NULL, false, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_EQ_STR(s ? jl_str(s, "procs.0.pss_error") : NULL, "Permission denied",
 			   "EACCES on smaps: said so");
-		TAP_OK(s && !jl_has(s, "procs.0.pss_kb") && jl_u64(s, "procs.0.vm_kb.VmRSS") == 198400,
+		TAP_OK(s && !jl_has(s, "procs.0.pss_kb") &&
+			       jl_u64(s, "procs.0.vm_kb.VmRSS") == 198400,
 		       "no PSS numbers, the rest sampled");
+		fault_done(&l, &cap, r);
+	}
+	/* smaps fails with ESRCH while the process stays: a kernel thread
+	 * (no mm). PSS is null, not an error, and the process is listed. */
+	{
+		struct fault f = { 1250, 0, "smaps", -ESRCH, NULL, false, false };
+		const struct jl_kv *kv;
+
+		s = fault_tick(&f, &l, &cap, &r);
+		kv = s ? jl_find(s, "procs.1.pss_kb") : NULL;
+		TAP_OK(kv && kv->kind == PL_JSON_NULL && !jl_has(s, "procs.1.pss_error") &&
+			       jl_u64(s, "procs.1.pid") == 1250,
+		       "no mm: pss_kb null, no error, still sampled");
 		fault_done(&l, &cap, r);
 	}
 	/* An I/O error on status: the VM counters are left out and counted. */
 	{
-		struct fault f = { 1250, 0, "status", -EIO, NULL, false };
+		struct fault f = { 1250, 0, "status", -EIO, NULL, false, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_OK(s && jl_u64(s, "procs.1.pid") == 1250 && !jl_has(s, "procs.1.vm_kb") &&
@@ -409,7 +430,7 @@ static void test_faults(void)
 	}
 	/* The task directory cannot be listed. */
 	{
-		struct fault f = { 1250, 0, "task", -EACCES, NULL, false };
+		struct fault f = { 1250, 0, "task", -EACCES, NULL, false, false };
 
 		s = fault_tick(&f, &l, &cap, &r);
 		TAP_EQ_STR(s ? jl_str(s, "procs.1.threads_error") : NULL, "Permission denied",

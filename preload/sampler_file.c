@@ -1,0 +1,60 @@
+/* Size-capped report files: PATH grows to the cap, then becomes PATH.1
+ * (replacing the previous one) and a new PATH starts, so at most twice the
+ * cap stays on disk (the seed's RenderSampler._write). A single text
+ * larger than the cap is cut at a line end so the bound holds. The file is
+ * opened for each append and closed again: the target may close every
+ * descriptor, and a kept fd could be reused under us. */
+#include "sampler.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int pl__rotating_append(const char *path, const char *text, size_t len, uint32_t cap)
+{
+	char old[PL_PATH_MAX + 8];
+	struct stat st;
+	int fd, r;
+
+	if (len > cap) {
+		while (len > 0 && (len > cap || text[len - 1] != '\n'))
+			len--;
+		if (len == 0)
+			return 0;
+	}
+	if (stat(path, &st) == 0 && (uint64_t)st.st_size + len > cap) {
+		if ((size_t)snprintf(old, sizeof(old), "%s.1", path) >= sizeof(old))
+			return -ENAMETOOLONG;
+		if (rename(path, old) < 0)
+			return -errno;
+	}
+	do
+		fd = pl__real.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, text, len);
+	if (pl__real.close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -errno;
+	return r;
+}

@@ -1,0 +1,49 @@
+/* Single-producer single-consumer ring between the signal handler and the
+ * sampler thread. Preallocated, no locks: the handler only claims a slot,
+ * fills it and publishes the head; a full ring drops the sample and counts
+ * it (never blocks the render thread). One producer holds because the
+ * timer signals one thread and a handler is not re-entered by its own
+ * signal. */
+#include "sampler.h"
+
+#define RING_SLOTS 256u /* a power of two; ~100 KiB, 0.25 s at 1000 Hz */
+
+static struct pl_stack_sample ring[RING_SLOTS];
+static uint32_t head;    /* atomic: written by the producer */
+static uint32_t tail;    /* atomic: written by the consumer */
+static uint64_t dropped; /* atomic */
+
+struct pl_stack_sample *pl__ring_claim(void)
+{
+	uint32_t h = __atomic_load_n(&head, __ATOMIC_RELAXED);
+
+	if (h - __atomic_load_n(&tail, __ATOMIC_ACQUIRE) >= RING_SLOTS) {
+		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return &ring[h % RING_SLOTS];
+}
+
+void pl__ring_commit(void)
+{
+	__atomic_store_n(&head, __atomic_load_n(&head, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+const struct pl_stack_sample *pl__ring_peek(void)
+{
+	uint32_t t = __atomic_load_n(&tail, __ATOMIC_RELAXED);
+
+	if (t == __atomic_load_n(&head, __ATOMIC_ACQUIRE))
+		return NULL;
+	return &ring[t % RING_SLOTS];
+}
+
+void pl__ring_release(void)
+{
+	__atomic_store_n(&tail, __atomic_load_n(&tail, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+uint64_t pl__ring_dropped(void)
+{
+	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,366 @@
+/* The window's stacks and their ranking, on the sampler thread.
+ *
+ * Identical stacks are counted once in a bounded open-addressed table keyed
+ * by the XXH3 hash of their addresses (a stack that finds the table full
+ * is counted as overflow, never grows memory). Names come at report time,
+ * once per distinct address, from dladdr: the dynamic symbol table of
+ * each object. A function it cannot name (static, stripped) is shown as
+ * module+offset. Return addresses are looked up one byte back, so a call
+ * at the end of a function is not credited to the next one. */
+#include "sampler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define STACK_SLOTS 2048u /* power of two; ~800 KiB */
+#define NAME_SLOTS 8192u  /* power of two: distinct addresses in a window */
+#define NAME_MAX_LEN 128
+
+struct stack {
+	uint64_t hash;
+	uint64_t count;
+	uint32_t depth; /* 0: free slot */
+	uint32_t idle;
+	uintptr_t ip[PL_STACK_DEPTH];
+};
+
+/* One distinct address: its function's name and its own ("line") name. */
+struct site {
+	uintptr_t ip; /* 0: free */
+	int func;     /* index into funcs */
+	char line[NAME_MAX_LEN];
+};
+
+struct func {
+	char name[NAME_MAX_LEN];
+	uint64_t inclusive, self;
+	uint64_t mark; /* the stack that last counted it inclusively */
+};
+
+static struct stack *stacks;
+static struct site *sites;
+static struct func *funcs;
+static size_t n_funcs;
+static struct pl_count *out_incl, *out_self, *out_lines;
+static uint64_t samples, idle, overflow;
+
+int pl__stacks_init(void)
+{
+	stacks = calloc(STACK_SLOTS, sizeof(*stacks));
+	sites = calloc(NAME_SLOTS, sizeof(*sites));
+	funcs = calloc(NAME_SLOTS, sizeof(*funcs));
+	out_incl = calloc(NAME_SLOTS, sizeof(*out_incl));
+	out_self = calloc(NAME_SLOTS, sizeof(*out_self));
+	out_lines = calloc(STACK_SLOTS, sizeof(*out_lines));
+	if (!stacks || !sites || !funcs || !out_incl || !out_self || !out_lines)
+		return -ENOMEM;
+	return 0;
+}
+
+void pl__stacks_reset(void)
+{
+	memset(stacks, 0, STACK_SLOTS * sizeof(*stacks));
+	memset(sites, 0, NAME_SLOTS * sizeof(*sites));
+	n_funcs = 0;
+	samples = idle = overflow = 0;
+}
+
+void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o)
+{
+	*s = samples;
+	*i = idle;
+	*o = overflow;
+}
+
+void pl__stacks_add(const struct pl_stack_sample *s)
+{
+	uint32_t depth = s->depth < PL_STACK_DEPTH ? s->depth : PL_STACK_DEPTH;
+	uint64_t h;
+	uint32_t i, probe;
+
+	samples++;
+	if (s->idle) {
+		idle++;
+		return;
+	}
+	if (depth == 0) {
+		overflow++;
+		return;
+	}
+	h = XXH3_64bits(s->ip, depth * sizeof(s->ip[0]));
+	for (probe = 0, i = (uint32_t)h & (STACK_SLOTS - 1); probe < STACK_SLOTS / 4;
+	     probe++, i = (i + 1) & (STACK_SLOTS - 1)) {
+		struct stack *e = &stacks[i];
+
+		if (e->depth == 0) {
+			e->hash = h;
+			e->depth = depth;
+			memcpy(e->ip, s->ip, depth * sizeof(s->ip[0]));
+			e->count = 1;
+			return;
+		}
+		if (e->hash == h && e->depth == depth &&
+		    memcmp(e->ip, s->ip, depth * sizeof(s->ip[0])) == 0) {
+			e->count++;
+			return;
+		}
+	}
+	overflow++;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : (path && *path ? path : "?");
+}
+
+static int func_index(const char *name)
+{
+	size_t i;
+
+	/* few distinct functions a window: a linear search is cheaper than
+	 * another table, and runs once per distinct address */
+	for (i = 0; i < n_funcs; i++) {
+		if (strcmp(funcs[i].name, name) == 0)
+			return (int)i;
+	}
+	if (n_funcs == NAME_SLOTS)
+		return -1;
+	snprintf(funcs[n_funcs].name, sizeof(funcs[n_funcs].name), "%s", name);
+	funcs[n_funcs].inclusive = funcs[n_funcs].self = 0;
+	funcs[n_funcs].mark = 0;
+	return (int)n_funcs++;
+}
+
+/* Name the address (pc exactly for the innermost frame, else a return
+ * address); NULL when the site table is full. */
+static struct site *site_of(uintptr_t ip, bool innermost)
+{
+	uintptr_t look = innermost ? ip : ip - 1;
+	uint64_t h = XXH3_64bits(&ip, sizeof(ip));
+	uint32_t i, probe;
+	struct site *s = NULL;
+	char fname[NAME_MAX_LEN];
+	Dl_info info;
+
+	for (probe = 0, i = (uint32_t)h & (NAME_SLOTS - 1); probe < NAME_SLOTS / 2;
+	     probe++, i = (i + 1) & (NAME_SLOTS - 1)) {
+		if (sites[i].ip == ip)
+			return &sites[i];
+		if (sites[i].ip == 0) {
+			s = &sites[i];
+			break;
+		}
+	}
+	if (!s)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	if (dladdr((void *)look, &info) == 0) {
+		snprintf(fname, sizeof(fname), "[unknown] %#lx", (unsigned long)ip);
+		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);
+	} else {
+		const char *mod = base_name(info.dli_fname);
+		unsigned long moff = (unsigned long)(look - (uintptr_t)info.dli_fbase);
+
+		if (info.dli_sname && info.dli_saddr) {
+			snprintf(fname, sizeof(fname), "%s (%s)", info.dli_sname, mod);
+			snprintf(s->line, sizeof(s->line), "%s+%#lx %s+%#lx", mod, moff,
+				 info.dli_sname,
+				 (unsigned long)(look - (uintptr_t)info.dli_saddr));
+		} else {
+			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
+			snprintf(s->line, sizeof(s->line), "%s+%#lx", mod, moff);
+		}
+	}
+	s->func = func_index(fname);
+	s->ip = ip;
+	return s;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct pl_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+int pl__stacks_rank(struct pl_ranking *r)
+{
+	uint64_t mark = 0;
+	size_t i, n_lines = 0, n_incl = 0, n_self = 0;
+
+	for (i = 0; i < STACK_SLOTS; i++) {
+		struct stack *e = &stacks[i];
+		struct site *inner;
+		uint32_t d;
+
+		if (e->depth == 0)
+			continue;
+		mark++;
+		inner = site_of(e->ip[0], true);
+		if (!inner || inner->func < 0)
+			return -ENOSPC;
+		funcs[inner->func].self += e->count;
+		out_lines[n_lines].name = inner->line;
+		out_lines[n_lines++].count = e->count;
+		for (d = 0; d < e->depth; d++) {
+			struct site *s = site_of(e->ip[d], d == 0);
+
+			if (!s || s->func < 0)
+				return -ENOSPC;
+			/* recursion: a function counts once a stack */
+			if (funcs[s->func].mark == mark)
+				continue;
+			funcs[s->func].mark = mark;
+			funcs[s->func].inclusive += e->count;
+		}
+	}
+	/* one line entry per stack so far: merge equal pcs */
+	qsort(out_lines, n_lines, sizeof(*out_lines), by_count);
+	for (i = 0; i < n_lines; i++) {
+		size_t j;
+
+		for (j = 0; j < i; j++) {
+			if (out_lines[j].count && out_lines[j].name == out_lines[i].name) {
+				out_lines[j].count += out_lines[i].count;
+				out_lines[i].count = 0;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < n_funcs; i++) {
+		if (funcs[i].inclusive) {
+			out_incl[n_incl].name = funcs[i].name;
+			out_incl[n_incl++].count = funcs[i].inclusive;
+		}
+		if (funcs[i].self) {
+			out_self[n_self].name = funcs[i].name;
+			out_self[n_self++].count = funcs[i].self;
+		}
+	}
+	qsort(out_incl, n_incl, sizeof(*out_incl), by_count);
+	qsort(out_self, n_self, sizeof(*out_self), by_count);
+	qsort(out_lines, n_lines, sizeof(*out_lines), by_count);
+	while (n_lines && out_lines[n_lines - 1].count == 0)
+		n_lines--;
+	r->inclusive = out_incl;
+	r->self = out_self;
+	r->lines = out_lines;
+	r->n_inclusive = n_incl;
+	r->n_self = n_self;
+	r->n_lines = n_lines;
+	return 0;
+}
+
+static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = *cap ? *cap : 4096;
+		char *p;
+
+		while (*len + n + 1 > c)
+			c *= 2;
+		p = realloc(*buf, c);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = c;
+	}
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* Folded-stack frame: the function name without its module, and nothing
+ * that would split a frame or end the stack (';', ' ' before the count). */
+static int append_frame(char **buf, size_t *len, size_t *cap, const char *name)
+{
+	char tmp[NAME_MAX_LEN];
+	size_t n;
+
+	for (n = 0; name[n] && n + 1 < sizeof(tmp); n++)
+		tmp[n] = (name[n] == ';' || name[n] == ' ') ? '_' : name[n];
+	/* "hot_a (renderer)" -> "hot_a" */
+	{
+		const char *paren = strstr(name, " (");
+
+		if (paren && (size_t)(paren - name) < n)
+			n = (size_t)(paren - name);
+	}
+	return append(buf, len, cap, tmp, n);
+}
+
+struct folded_line {
+	size_t off;     /* into the scratch buffer: the frames, NUL-terminated */
+	uint64_t count;
+};
+
+static const char *scratch_base; /* for the comparison below */
+
+static int by_frames(const void *a, const void *b)
+{
+	const struct folded_line *x = a, *y = b;
+
+	return strcmp(scratch_base + x->off, scratch_base + y->off);
+}
+
+/* Distinct pcs in one function fold to the same line: lines are sorted
+ * and equal ones merged, so each stack appears once. */
+int pl__stacks_folded(char **buf, size_t *len, size_t *cap)
+{
+	struct folded_line *lines = calloc(STACK_SLOTS, sizeof(*lines));
+	char *scratch = NULL;
+	size_t slen = 0, scap = 0, n = 0, i;
+	char num[32];
+	int r = 0;
+
+	if (!lines)
+		return -ENOMEM;
+	for (i = 0; i < STACK_SLOTS && r == 0; i++) {
+		struct stack *e = &stacks[i];
+		uint32_t d;
+
+		if (e->depth == 0)
+			continue;
+		lines[n].off = slen;
+		lines[n].count = e->count;
+		for (d = e->depth; d-- > 0 && r == 0;) {
+			struct site *s = site_of(e->ip[d], d == 0);
+
+			if (!s || s->func < 0) {
+				r = -ENOSPC;
+				break;
+			}
+			r = append_frame(&scratch, &slen, &scap, funcs[s->func].name);
+			/* ';' between frames, the NUL that ends the line's string */
+			if (r == 0)
+				r = append(&scratch, &slen, &scap, d > 0 ? ";" : "\0", 1);
+		}
+		n++;
+	}
+	if (r == 0 && n > 0) {
+		scratch_base = scratch;
+		qsort(lines, n, sizeof(*lines), by_frames);
+		for (i = 0; i < n && r == 0; i++) {
+			if (i + 1 < n && strcmp(scratch + lines[i].off, scratch + lines[i + 1].off) == 0) {
+				lines[i + 1].count += lines[i].count;
+				continue;
+			}
+			r = append(buf, len, cap, scratch + lines[i].off, strlen(scratch + lines[i].off));
+			snprintf(num, sizeof(num), " %llu\n", (unsigned long long)lines[i].count);
+			if (r == 0)
+				r = append(buf, len, cap, num, strlen(num));
+		}
+	}
+	free(scratch);
+	free(lines);
+	return r;
+}

@@ -1,0 +1,278 @@
+/* The sampler thread: arms the timer once the render thread is known,
+ * moves samples from the ring into the window's table, keeps render_stats
+ * every 5 s, and every window appends the report and its folded stacks.
+ *
+ * Names are resolved and files written here, never in the handler or on
+ * the render thread (dladdr takes the loader's lock, a write can stall in
+ * writeback). Like the reporter thread it blocks every signal, and it is
+ * created by the constructor while the process has one thread. A mutex
+ * keeps the destructor's last window apart from this thread's. Samples are
+ * not taken in a fork child: timers and this thread do not survive fork. */
+#include "sampler.h"
+#include "diag.h"
+#include "real.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_NS 100000000L /* how often the ring is emptied: 0.1 s */
+#define STATS_NS 5000000000ull
+#define THREAD_STACK_BYTES (256 * 1024)
+
+static struct pl_settings cfg;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pl_render_stats stats;
+static uint64_t window_start_ns, stats_start_ns, stats_frames, stats_render_ns;
+static pid_t armed_tid;
+static bool gave_up; /* the program owns the signal: stay off for good */
+static char folded_path[PL_PATH_MAX + 8];
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* PERFLINK_SAMPLE_THREAD: the first thread of that name. */
+static pid_t find_named_thread(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[sizeof(e->d_name) + 32], name[PL_SAMPLE_THREAD_MAX + 2];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		fd = pl__real.open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		do
+			n = read(fd, name, sizeof(name) - 1);
+		while (n < 0 && errno == EINTR);
+		pl__real.close(fd);
+		if (n <= 0)
+			continue;
+		name[n] = '\0';
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, cfg.sample_thread) == 0)
+			found = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+static bool thread_alive(pid_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), tid, 0) == 0 || errno != ESRCH;
+}
+
+static void maybe_arm(void)
+{
+	pid_t tid;
+	int r;
+
+	if (gave_up)
+		return;
+	if (armed_tid != 0) {
+		if (thread_alive(armed_tid))
+			return;
+		/* the render thread ended: the next one that swaps takes over */
+		pl__signal_disarm();
+		armed_tid = 0;
+		pl__render_tid_set(0);
+	}
+	if (cfg.sample_thread[0] && pl__render_tid() == 0) {
+		tid = find_named_thread();
+		if (tid)
+			pl__render_tid_set(tid);
+	}
+	tid = pl__render_tid();
+	if (tid == 0)
+		return;
+	r = pl__signal_arm(tid, cfg.sample_signal, cfg.sample_hz);
+	if (r == -EBUSY) {
+		pl__diag("the program handles signal %d itself; the sampler stays off "
+			 "(PERFLINK_SAMPLE_SIGNAL chooses another)", cfg.sample_signal);
+		gave_up = true;
+	} else if (r < 0) {
+		pl__diag("cannot start the sampling timer (error %d); the sampler stays off", -r);
+		gave_up = true;
+	} else {
+		armed_tid = tid;
+	}
+}
+
+static void drain_ring(void)
+{
+	const struct pl_stack_sample *s;
+
+	while ((s = pl__ring_peek()) != NULL) {
+		pl__stacks_add(s);
+		pl__ring_release();
+	}
+}
+
+static void update_stats(uint64_t now)
+{
+	uint64_t f, ns;
+
+	pl__frames_read(&f, &ns);
+	if (f > stats_frames && now > stats_start_ns) {
+		stats.valid = true;
+		stats.fps = (double)(f - stats_frames) * 1e9 / (double)(now - stats_start_ns);
+		stats.frame_ms = (double)(ns - stats_render_ns) / 1e6 / (double)(f - stats_frames);
+	}
+	stats_frames = f;
+	stats_render_ns = ns;
+	stats_start_ns = now;
+}
+
+/* Caller holds lock. */
+static void write_window(uint64_t now)
+{
+	uint32_t window_s = (uint32_t)((now - window_start_ns + 500000000u) / 1000000000u);
+	char *text, *folded = NULL;
+	size_t len, flen = 0, fcap = 0;
+	int r;
+
+	drain_ring();
+	text = pl__report_text(window_s, &stats, &len);
+	if (text) {
+		r = pl__rotating_append(cfg.sample_out, text, len, cfg.sample_max_bytes);
+		if (r < 0)
+			pl__diag("cannot append to %s (error %d)", cfg.sample_out, -r);
+		if (pl__stacks_folded(&folded, &flen, &fcap) == 0 && flen > 0) {
+			r = pl__rotating_append(folded_path, folded, flen, cfg.sample_max_bytes);
+			if (r < 0)
+				pl__diag("cannot append to %s (error %d)", folded_path, -r);
+		}
+	}
+	free(text);
+	free(folded);
+	pl__stacks_reset();
+	window_start_ns = now;
+}
+
+static void *sampler_main(void *unused)
+{
+	struct timespec tick = { 0, TICK_NS };
+
+	(void)unused;
+	for (;;) {
+		uint64_t now;
+
+		/* EINTR cannot happen (all signals blocked); a short sleep is harmless */
+		nanosleep(&tick, NULL);
+		now = mono_ns();
+		pthread_mutex_lock(&lock);
+		if (__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED)) {
+			maybe_arm();
+			drain_ring();
+			if (now - stats_start_ns >= STATS_NS)
+				update_stats(now);
+			if (now - window_start_ns >= (uint64_t)cfg.sample_window_s * 1000000000u) {
+				if (armed_tid && !pl__signal_intact(cfg.sample_signal)) {
+					pl__diag("the program replaced the handler of signal %d; "
+						 "the sampler stops", cfg.sample_signal);
+					pl__signal_disarm();
+					armed_tid = 0;
+					gave_up = true;
+				}
+				write_window(now);
+			}
+		}
+		pthread_mutex_unlock(&lock);
+	}
+	return NULL;
+}
+
+static void fork_child(void)
+{
+	/* no thread and no timer here: the hooks forward and nothing more */
+	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
+}
+
+void pl__sampler_start(const struct pl_settings *s)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int r;
+
+	if (!s->sample)
+		return;
+	cfg = *s;
+	if ((size_t)snprintf(folded_path, sizeof(folded_path), "%s.folded", cfg.sample_out) >=
+	    sizeof(folded_path)) {
+		pl__diag("PERFLINK_SAMPLE_OUT is too long; the sampler stays off");
+		return;
+	}
+	r = pl__signal_init();
+	if (r == 0)
+		r = pl__stacks_init();
+	if (r == 0)
+		r = -pthread_atfork(NULL, NULL, fork_child);
+	if (r < 0) {
+		pl__diag("cannot set the sampler up (error %d); it stays off", -r);
+		return;
+	}
+	pl__frames_init(cfg.sample_thread);
+	window_start_ns = stats_start_ns = mono_ns();
+
+	r = pthread_attr_init(&attr);
+	if (r != 0) {
+		pl__diag("cannot start the sampler thread (error %d); it stays off", r);
+		return;
+	}
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&tid, &attr, sampler_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		pl__diag("cannot start the sampler thread (error %d); it stays off", r);
+		return;
+	}
+#ifdef __GLIBC__
+	pthread_setname_np(tid, "perflink-sample");
+#endif
+	__atomic_store_n(&pl__sampler_on, 1, __ATOMIC_RELEASE);
+}
+
+void pl__sampler_finish(void)
+{
+	struct timespec deadline;
+
+	if (!__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED))
+		return;
+	/* a write stuck in writeback must not hold the exit for long */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 3;
+	if (pthread_mutex_timedlock(&lock, &deadline) != 0)
+		return;
+	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
+	pl__signal_disarm();
+	update_stats(mono_ns());
+	write_window(mono_ns());
+	pthread_mutex_unlock(&lock);
+}
