@@ -2,8 +2,9 @@
  * and check every reply. The same link code perflinkd uses, driven by a
  * frame timer instead of producers.
  *
- * stream: the host echoes each frame; the echo is compared byte for byte and
- * the round trip measured.
+ * stream: the host echoes each frame (compared byte for byte) or answers with
+ * its SHA-256 (compared with the device's own digest); the round trip is
+ * measured.
  * integrity (seed 000, "Byte integrity under signals"): payloads that both
  * ends regenerate (common/integrity_payload.h); the host checks every byte
  * and replies with the SHA-256 of what it received, which must equal the
@@ -40,6 +41,11 @@ struct stream_options {
 	bool integrity;
 	double signal_interval_us; /* integrity: 0 for no signals */
 	long seed;
+	bool sync;
+	long sync_bytes;
+	bool no_replies;
+	bool no_check;
+	char *frames_csv;
 };
 
 /* Signals delivered to the submitting thread during an integrity run. The
@@ -82,6 +88,7 @@ struct stream {
 	uint8_t *payload;
 	uint64_t *send_ns;   /* by frame id */
 	double *latency_ms;  /* by reply order */
+	uint64_t *reply_frame; /* by reply order */
 	uint64_t sent, replies, bad_replies, not_sent;
 	/* per frame: 0 waiting, 1 answered, 2 unconfirmed (in flight when the
 	 * link went down; its reply can no longer come, unless it was still
@@ -93,6 +100,7 @@ struct stream {
 	bool have_held;
 	uint8_t digest[SHA256_DIGEST_LENGTH];
 	uint64_t last_activity_ns;
+	uint64_t first_up_ns; /* throughput counts from the first connection */
 	bool up;
 };
 
@@ -113,6 +121,12 @@ static void fill_payload(uint8_t *p, size_t len, uint64_t frame_id)
 
 static void make_payload(struct stream *s, uint64_t frame_id)
 {
+	if (s->opt.no_check && !s->opt.integrity) {
+		memcpy(s->payload, &frame_id, sizeof(frame_id) < (size_t)s->opt.payload_bytes
+						      ? sizeof(frame_id)
+						      : (size_t)s->opt.payload_bytes);
+		return;
+	}
 	if (s->opt.integrity)
 		pl__integrity_fill(s->payload, (size_t)s->opt.payload_bytes, (uint64_t)s->opt.seed,
 				   frame_id);
@@ -172,6 +186,8 @@ static void on_up(void *ctx, unsigned packet_size)
 	(void)packet_size;
 	s->up = true;
 	s->last_activity_ns = pl__mono_ns();
+	if (!s->first_up_ns)
+		s->first_up_ns = s->last_activity_ns;
 	if (s->opt.fps <= 0)
 		send_next(s);
 }
@@ -198,7 +214,7 @@ static void on_down(void *ctx, const char *why)
 static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
 {
 	struct stream *s = ctx;
-	uint64_t now = pl__mono_ns();
+	uint64_t now = pl__mono_ns(); /* before any checking work */
 
 	s->last_activity_ns = now;
 	if (hdr->type != PL_MSG_REPLY)
@@ -208,6 +224,8 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 		s->bad_replies++; /* a frame never sent, or a second reply */
 		return;
 	}
+	if (s->opt.no_check)
+		goto answered;
 	make_payload(s, hdr->frame_id);
 	if (s->opt.integrity) {
 		SHA256(s->payload, (size_t)s->opt.payload_bytes, s->digest);
@@ -216,14 +234,23 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 			s->bad_replies++;
 			return;
 		}
+	} else if (hdr->payload_len == sizeof(s->digest)) {
+		/* a small reply, like a model's output: the host's digest */
+		SHA256(s->payload, (size_t)s->opt.payload_bytes, s->digest);
+		if (memcmp(payload, s->digest, sizeof(s->digest)) != 0) {
+			s->bad_replies++;
+			return;
+		}
 	} else if (hdr->payload_len != (uint32_t)s->opt.payload_bytes ||
 		   memcmp(payload, s->payload, hdr->payload_len) != 0) {
 		s->bad_replies++;
 		return;
 	}
+answered:
 	if (s->answer[hdr->frame_id] == 2)
 		s->unconfirmed--;
 	s->answer[hdr->frame_id] = 1;
+	s->reply_frame[s->replies] = hdr->frame_id;
 	s->latency_ms[s->replies++] = (double)(now - s->send_ns[hdr->frame_id]) / 1e6;
 }
 
@@ -234,6 +261,12 @@ static bool all_answered(struct stream *s)
 	struct pl_link_stats st;
 
 	pl__link_get_stats(s->link, &st);
+	if (s->opt.no_replies && s->opt.sync)
+		return st.frames_sent + st.frames_replaced >= (uint64_t)s->opt.frames;
+	if (s->opt.no_replies)
+		return st.frames_sent + st.frames_replaced >= (uint64_t)s->opt.frames &&
+		       st.tx.completed_requests + st.tx.cancelled_requests + st.tx.failed_requests >=
+			       st.tx.requests;
 	return s->sent >= (uint64_t)s->opt.frames &&
 	       s->replies + s->replaced + s->unconfirmed >= (uint64_t)s->opt.frames &&
 	       !st.frames_held_now;
@@ -294,6 +327,18 @@ static int run(int argc, char **argv, bool integrity)
 		  "integrity: send SIGUSR2 to the submitting thread this often (0: never)" },
 		{ "seed", PL_OPT_INT, &s.opt.seed, 0, 1e15, "N",
 		  "integrity: the payload seed (0: from the clock)" },
+		{ "sync", PL_OPT_BOOL, &s.opt.sync, 0, 0, NULL,
+		  "baseline for benchmarks: blocking write()s of --sync-bytes instead of AIO" },
+		{ "sync-bytes", PL_OPT_INT, &s.opt.sync_bytes, 512, 1 << 20, "B",
+		  "size of each synchronous write" },
+		{ "no-replies", PL_OPT_BOOL, &s.opt.no_replies, 0, 0, NULL,
+		  "the host does not reply (perflink-host --reply none): a frame is done when "
+		  "sent; for throughput runs" },
+		{ "no-check", PL_OPT_BOOL, &s.opt.no_check, 0, 0, NULL,
+		  "benchmarks: send the same bytes each frame (frame id stamped) and count "
+		  "replies without checking them, so the device's CPU goes to the link" },
+		{ "frames-csv", PL_OPT_STRING, &s.opt.frames_csv, 0, 0, "PATH",
+		  "one line per answered frame: frame_id,bytes,send_ns,reply_ns,latency_ms" },
 		PL_OPT_END,
 	};
 	struct signal_storm st;
@@ -308,6 +353,7 @@ static int run(int argc, char **argv, bool integrity)
 	s.opt.deadline_s = 2;
 	s.opt.timeout_s = 30;
 	s.opt.integrity = integrity;
+	s.opt.sync_bytes = 32768;
 	if (integrity) {
 		s.opt.frames = 100000;
 		s.opt.fps = 0;
@@ -343,7 +389,8 @@ static int run(int argc, char **argv, bool integrity)
 	s.send_ns = calloc((size_t)s.opt.frames, sizeof(*s.send_ns));
 	s.latency_ms = calloc((size_t)s.opt.frames, sizeof(*s.latency_ms));
 	s.answer = calloc((size_t)s.opt.frames, 1);
-	if (!s.payload || !s.send_ns || !s.latency_ms || !s.answer)
+	s.reply_frame = calloc((size_t)s.opt.frames, sizeof(*s.reply_frame));
+	if (!s.payload || !s.send_ns || !s.latency_ms || !s.answer || !s.reply_frame)
 		pl__fatalx("out of memory");
 
 	pl__link_config_default(&lc);
@@ -353,6 +400,8 @@ static int run(int argc, char **argv, bool integrity)
 	lc.chunk_bytes = (size_t)s.opt.write_chunk;
 	lc.budget_bytes = (size_t)s.opt.budget_kib * 1024;
 	lc.deadline_ns = (uint64_t)(s.opt.deadline_s * 1e9);
+	if (s.opt.sync)
+		lc.sync_write_bytes = (size_t)s.opt.sync_bytes;
 	if (pl__loop_new(&s.loop) < 0)
 		pl__fatalx("cannot make the event loop");
 	pl__loop_add_signal(s.loop, SIGINT, on_signal, &s);
@@ -410,6 +459,24 @@ static int run(int argc, char **argv, bool integrity)
 		for (int i = 0; i < 10; i++)
 			pl__loop_run_once(s.loop, 20);
 	}
+	if (s.opt.frames_csv) {
+		FILE *f = fopen(s.opt.frames_csv, "w");
+		uint64_t i;
+
+		if (!f) {
+			pl__log_warn("%s", s.opt.frames_csv);
+		} else {
+			fprintf(f, "frame_id,bytes,send_ns,reply_ns,latency_ms\n");
+			for (i = 0; i < s.replies; i++)
+				fprintf(f, "%llu,%ld,%llu,%llu,%.3f\n",
+					(unsigned long long)s.reply_frame[i], s.opt.payload_bytes,
+					(unsigned long long)s.send_ns[s.reply_frame[i]],
+					(unsigned long long)(s.send_ns[s.reply_frame[i]] +
+							     (uint64_t)(s.latency_ms[i] * 1e6)),
+					s.latency_ms[i]);
+			fclose(f);
+		}
+	}
 	qsort(s.latency_ms, s.replies, sizeof(double), cmp_double);
 	printf("frames_offered %llu frames_sent %llu replies %llu unconfirmed %llu link_downs %llu "
 	       "bad_replies %llu held %llu replaced %llu rearms %llu failed_requests %llu\n",
@@ -428,12 +495,25 @@ static int run(int argc, char **argv, bool integrity)
 		       (unsigned long long)ls.rx_messages, (unsigned long long)malformed,
 		       (unsigned long long)ls.rx_skipped_bytes);
 	}
+	{
+		struct timespec cpu;
+		double elapsed = (double)(pl__mono_ns() - start) / 1e9;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+		printf("mode %s chunk %zu bytes %llu seconds %.2f cpu_pct %.1f max_submit_us %.0f "
+		       "max_backlog_kb %.0f\n",
+		       s.opt.sync ? "sync" : "aio", s.opt.sync ? (size_t)s.opt.sync_bytes : lc.chunk_bytes,
+		       (unsigned long long)ls.tx.bytes + (s.opt.sync ? ls.frames_sent *
+				(uint64_t)s.opt.payload_bytes : 0),
+		       elapsed, 100.0 * ((double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9) / elapsed,
+		       (double)ls.tx.max_submit_ns / 1e3, (double)ls.tx.max_backlog_bytes / 1024);
+	}
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),
 	       quantile(s.latency_ms, s.replies, 0.999),
 	       s.replies ? s.latency_ms[s.replies - 1] : 0.0,
-	       (double)s.sent * (double)s.opt.payload_bytes / 1e6 /
-		       ((double)(pl__mono_ns() - start) / 1e9),
+	       (double)ls.frames_sent * (double)s.opt.payload_bytes / 1e6 /
+		       ((double)(pl__mono_ns() - (s.first_up_ns ? s.first_up_ns : start)) / 1e9),
 	       (double)ls.last_send.submit_ns / 1e3);
 	if (integrity)
 		printf("integrity: frames %llu, mismatched digests %llu, signals sent %llu, "
@@ -445,7 +525,8 @@ static int run(int argc, char **argv, bool integrity)
 			      (unsigned long long)s.bad_replies);
 		status = 1;
 	}
-	if (!stopped_by_signal && s.replies + s.replaced + s.unconfirmed < (uint64_t)s.opt.frames) {
+	if (!stopped_by_signal && !s.opt.no_replies &&
+	    s.replies + s.replaced + s.unconfirmed < (uint64_t)s.opt.frames) {
 		pl__log_warnx("%llu of %ld frames are unaccounted for",
 			      (unsigned long long)((uint64_t)s.opt.frames - s.replies - s.replaced -
 						   s.unconfirmed),
@@ -465,6 +546,7 @@ static int run(int argc, char **argv, bool integrity)
 	free(s.send_ns);
 	free(s.latency_ms);
 	free(s.answer);
+	free(s.reply_frame);
 	pl__options_free(options);
 	return status;
 }

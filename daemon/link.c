@@ -2,6 +2,7 @@
 #include "link.h"
 #include "clock.h"
 #include "link_ffs.h"
+#include "link_sync_tx.h"
 #include "log.h"
 
 #include <errno.h>
@@ -25,6 +26,8 @@ struct pl_link {
 	void *ctx;
 
 	struct pl_ffs *ffs;
+	int ep_in;             /* for the --sync baseline */
+	uint8_t *sync_bounce;
 	struct pl_loop_watch *ep0_watch, *tx_watch, *rx_watch, *deadline_timer;
 	struct pl_aio_tx *tx;
 	struct pl_aio_rx *rx;
@@ -87,9 +90,23 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 		iov[n++] = (struct iovec){ (void *)(uintptr_t)payload, len };
 	if (total > PL_WIRE_HEADER_SIZE + len)
 		iov[n++] = (struct iovec){ (void *)zero_pad, total - PL_WIRE_HEADER_SIZE - len };
-	err = pl__aio_tx_send(l->tx, iov, n, &diag);
-	if (err < 0)
+	if (l->cfg.sync_write_bytes) {
+		uint64_t t0 = pl__mono_ns(), write_ns = 0;
+
+		memset(&diag, 0, sizeof(diag));
+		diag.bytes = total;
+		diag.requests = (unsigned)((total + l->cfg.sync_write_bytes - 1) /
+					   l->cfg.sync_write_bytes);
+		err = pl__sync_tx_send(l->ep_in, iov, n, l->cfg.sync_write_bytes, l->sync_bounce,
+				       &write_ns);
+		diag.submit_ns = pl__mono_ns() - t0;
+		if (err < 0) {
+			pl__log_warnc(err, "link: synchronous write of %zu bytes", total);
+			return err;
+		}
+	} else if ((err = pl__aio_tx_send(l->tx, iov, n, &diag)) < 0) {
 		return err;
+	}
 	l->sequence++;
 	l->stats.last_send = diag;
 	l->stats.last_wait_ns = pl__mono_ns() - queued_ns;
@@ -187,6 +204,7 @@ static void link_enable(void *ctx, int ep_in, int ep_out, unsigned packet_size)
 
 	l->packet_size = packet_size;
 	l->sequence = 0;
+	l->ep_in = ep_in;
 	pl__aio_tx_attach(l->tx, ep_in, packet_size);
 	l->in.len = 0;
 	l->in.pending_consume = 0;
@@ -297,7 +315,9 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 		goto fail;
 	}
 	l->held = malloc(cfg->max_message_bytes);
-	if (!l->held) {
+	if (cfg->sync_write_bytes)
+		l->sync_bounce = malloc(cfg->sync_write_bytes);
+	if (!l->held || (cfg->sync_write_bytes && !l->sync_bounce)) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -443,5 +463,6 @@ void pl__link_close(struct pl_link *l)
 	if (l->cfg.setup_gadget)
 		pl__gadget_teardown(&l->cfg.gadget);
 	free(l->held);
+	free(l->sync_bounce);
 	free(l);
 }

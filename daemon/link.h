@@ -33,6 +33,7 @@ struct pl_link_config {
 	size_t rx_read_bytes;
 	uint64_t deadline_ns;        /* how long other messages may wait */
 	size_t queue_bytes;          /* bound on waiting non-frame messages */
+	size_t sync_write_bytes;     /* --sync: blocking writes of this size (0: AIO) */
 };
 
 struct pl_link_handlers {

@@ -35,6 +35,7 @@ struct host_options {
 	bool integrity;
 	long stall_after;
 	double stall_s;
+	bool drain;
 };
 
 static struct host_options opt = {
@@ -51,7 +52,7 @@ static const struct pl_option options[] = {
 	{ "pid", PL_OPT_INT, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
 	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "only the device with this serial" },
 	{ "reply", PL_OPT_STRING, &opt.reply, 0, 0, "MODE",
-	  "answer each frame: echo, digest (SHA-256) or none" },
+	  "answer each frame: echo, digest (SHA-256), ack (16 bytes: frame id, host time) or none" },
 	{ "frames", PL_OPT_INT, &opt.frames, 0, 1e12, "N",
 	  "exit after N frames (0: when the device says its stream ended, or when stopped)" },
 	{ "timeout", PL_OPT_DOUBLE, &opt.timeout_s, 0, 1e9, "S",
@@ -60,6 +61,9 @@ static const struct pl_option options[] = {
 	  "write one line per frame: frame_id,sequence,bytes,device_send_ns,host_recv_ns" },
 	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "bulk IN transfers kept in flight" },
 	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB", "size of each IN transfer" },
+	{ "drain", PL_OPT_BOOL, &opt.drain, 0, 0, NULL,
+	  "benchmark baseline: count raw bytes without parsing them (with bare_aio_writer); "
+	  "ends --timeout seconds after the last byte" },
 	{ "stall-after", PL_OPT_INT, &opt.stall_after, 0, 1e12, "N",
 	  "test: stop reading for --stall-seconds after N frames (0: never)" },
 	{ "stall-seconds", PL_OPT_DOUBLE, &opt.stall_s, 0, 3600, "S",
@@ -74,6 +78,7 @@ struct host {
 	struct pl_usb_link *usb;
 	struct pl_receiver rx;
 	uint64_t last_frame_ns;
+	uint64_t drained_bytes, first_byte_ns, last_byte_ns;
 };
 
 static int usb_send(void *ctx, const void *msg, size_t len)
@@ -101,6 +106,13 @@ static void on_data(void *ctx, const uint8_t *data, size_t len)
 {
 	struct host *h = ctx;
 
+	if (opt.drain) {
+		h->last_byte_ns = pl__mono_ns();
+		if (!h->first_byte_ns)
+			h->first_byte_ns = h->last_byte_ns;
+		h->drained_bytes += len;
+		return;
+	}
 	pl__receiver_feed(&h->rx, data, len);
 }
 
@@ -141,8 +153,10 @@ int main(int argc, char **argv)
 			mode = PL_REPLY_DIGEST;
 		else if (strcmp(opt.reply, "none") == 0)
 			mode = PL_REPLY_NONE;
+		else if (strcmp(opt.reply, "ack") == 0)
+			mode = PL_REPLY_ACK;
 		else {
-			fprintf(stderr, "perflink-host: --reply must be echo, digest or none\n");
+			fprintf(stderr, "perflink-host: --reply must be echo, digest, ack or none\n");
 			return 2;
 		}
 	}
@@ -188,6 +202,12 @@ int main(int argc, char **argv)
 			break;
 		if (h.rx.frames != frames_before)
 			h.last_frame_ns = pl__mono_ns();
+		if (opt.drain) {
+			if (h.first_byte_ns &&
+			    pl__mono_ns() - h.last_byte_ns > (uint64_t)(opt.timeout_s * 1e9))
+				break;
+			continue;
+		}
 		if (opt.frames > 0 && h.rx.frames >= (uint64_t)opt.frames)
 			break;
 		if (h.rx.stream_ended)
@@ -203,6 +223,17 @@ int main(int argc, char **argv)
 	for (r = 0; r < 5; r++)
 		pl__usb_link_poll(h.usb, 20);
 	pl__usb_link_get_stats(h.usb, &us);
+	if (opt.drain) {
+		double s_ = (double)(h.last_byte_ns - h.first_byte_ns) / 1e9;
+
+		printf("drained %llu bytes in %.3f s: MB/s %.1f\n",
+		       (unsigned long long)h.drained_bytes, s_,
+		       s_ > 0 ? (double)h.drained_bytes / 1e6 / s_ : 0.0);
+		pl__usb_link_close(h.usb);
+		pl__receiver_free(&h.rx);
+		pl__options_free(options);
+		return h.drained_bytes ? 0 : 1;
+	}
 	printf("frames %llu  bytes %llu  malformed %llu  sequence_gaps %llu  replies %llu  "
 	       "reply_failures %llu  telemetry %llu  connects %llu  seconds %.1f\n",
 	       (unsigned long long)h.rx.frames, (unsigned long long)h.rx.frame_bytes,

@@ -125,6 +125,12 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 				(unsigned long long)now);
 		if (r->reply == PL_REPLY_ECHO) {
 			send_message(r, PL_MSG_REPLY, h->frame_id, payload, h->payload_len);
+		} else if (r->reply == PL_REPLY_ACK) {
+			/* a small answer, the size of a model's output: the
+			 * frame id and when the host had the frame */
+			uint64_t ack[2] = { h->frame_id, now };
+
+			send_message(r, PL_MSG_REPLY, h->frame_id, ack, sizeof(ack));
 		} else if (r->reply == PL_REPLY_DIGEST) {
 			uint8_t digest[SHA256_DIGEST_LENGTH];
 

@@ -13,7 +13,7 @@
 
 #include "wire.h"
 
-enum pl_reply_mode { PL_REPLY_NONE, PL_REPLY_ECHO, PL_REPLY_DIGEST };
+enum pl_reply_mode { PL_REPLY_NONE, PL_REPLY_ECHO, PL_REPLY_DIGEST, PL_REPLY_ACK };
 
 /* How the receiver sends a whole padded message back. */
 typedef int (*pl__receiver_send_fn)(void *ctx, const void *msg, size_t len);

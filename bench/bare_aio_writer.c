@@ -1,0 +1,137 @@
+/* The "bare AIO stream" of the link benchmark: the same gadget and the same
+ * AIO sender as the link, but no messages, no headers, no replies, no held
+ * frames: requests of --chunk bytes kept in flight up to --budget, as fast
+ * as the host takes them, for --mib MiB. The link's own maximum throughput
+ * is compared with this in the same boot (perflink-bench link).
+ *
+ *   bare_aio_writer [--chunk 8192] [--budget-kib 1024] [--mib 256]
+ * Host side: perflink-host --drain. */
+#include "clock.h"
+#include "event_loop.h"
+#include "gadget_configfs.h"
+#include "link_aio_tx.h"
+#include "link_ffs.h"
+#include "log.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+struct bare {
+	struct pl_aio_tx *tx;
+	uint8_t *buf;
+	size_t chunk, total, sent;
+	bool up;
+	uint64_t t0;
+	unsigned packet;
+};
+
+static void fill(struct bare *b)
+{
+	while (b->up && b->sent < b->total) {
+		struct iovec iov = { b->buf, b->chunk * 16 };
+
+		if (pl__aio_tx_send(b->tx, &iov, 1, NULL) < 0)
+			return;
+		b->sent += iov.iov_len;
+	}
+}
+
+static void on_enable(void *ctx, int ep_in, int ep_out, unsigned packet)
+{
+	struct bare *b = ctx;
+
+	(void)ep_out;
+	b->packet = packet;
+	pl__aio_tx_attach(b->tx, ep_in, 0);
+	b->up = true;
+	b->t0 = pl__mono_ns();
+	fill(b);
+}
+
+static void on_disable(void *ctx, const char *why)
+{
+	struct bare *b = ctx;
+
+	(void)why;
+	b->up = false;
+	pl__aio_tx_detach(b->tx);
+}
+
+static void on_ep0(void *ctx, int fd, uint32_t ev)
+{
+	(void)fd;
+	(void)ev;
+	pl__ffs_handle_ep0(ctx);
+}
+
+static void on_tx(void *ctx, int fd, uint32_t ev)
+{
+	struct bare *b = ctx;
+
+	(void)fd;
+	(void)ev;
+	pl__aio_tx_reap(b->tx);
+	fill(b);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct pl_ffs_events ev = { on_enable, on_disable };
+	struct pl_gadget_config g;
+	struct pl_aio_tx_config tc;
+	struct pl_aio_tx_totals tt;
+	struct pl_loop *loop;
+	struct pl_ffs *ffs;
+	struct bare b;
+	long mib = 256, budget_kib = 1024;
+	int i;
+
+	memset(&b, 0, sizeof(b));
+	b.chunk = 8192;
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--chunk") == 0)
+			b.chunk = (size_t)atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--mib") == 0)
+			mib = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--budget-kib") == 0)
+			budget_kib = atol(argv[i + 1]);
+	}
+	pl__log_init("bare_aio_writer", true, 0);
+	b.total = (size_t)mib << 20;
+	/* one submit of 16 requests at a time: a "message" of 16 chunks with
+	 * no header, padding or zero-length packet */
+	b.buf = calloc(16, b.chunk);
+	pl__aio_tx_config_default(&tc);
+	tc.chunk_bytes = b.chunk;
+	tc.budget_bytes = (size_t)budget_kib << 10;
+	tc.packet_size = 0;
+	pl__gadget_config_default(&g);
+	if (!b.buf || pl__aio_tx_open(&b.tx, &tc) < 0 || pl__loop_new(&loop) < 0 ||
+	    pl__gadget_setup(&g) < 0 || pl__ffs_open(&ffs, g.mount_dir, &ev, &b) < 0)
+		pl__fatalx("set-up failed");
+	pl__loop_add_fd(loop, pl__ffs_ep0_fd(ffs), EPOLLIN, on_ep0, ffs, NULL);
+	pl__loop_add_fd(loop, pl__aio_tx_eventfd(b.tx), EPOLLIN, on_tx, &b, NULL);
+	if (pl__gadget_bind(&g, true) < 0)
+		pl__fatalx("cannot bind the gadget");
+	for (;;) {
+		pl__aio_tx_get_totals(b.tx, &tt);
+		if (b.sent >= b.total && tt.completed_requests + tt.failed_requests +
+						 tt.cancelled_requests >= tt.requests)
+			break;
+		if (pl__loop_run_once(loop, 1000) < 0)
+			break;
+	}
+	printf("bare_aio chunk %zu bytes %zu seconds %.3f MB/s %.1f failed %llu\n", b.chunk,
+	       b.sent, (double)(pl__mono_ns() - b.t0) / 1e9,
+	       (double)b.sent / 1e6 / ((double)(pl__mono_ns() - b.t0) / 1e9),
+	       (unsigned long long)tt.failed_requests);
+	pl__ffs_close(ffs);
+	pl__loop_free(loop);
+	pl__aio_tx_close(b.tx);
+	pl__gadget_teardown(&g);
+	free(b.buf);
+	return 0;
+}

@@ -1,0 +1,40 @@
+# perflink-bench link, inside the rig (run by bench/perflink-bench, not by
+# the test suite): back to back in one boot, AIO 8 KiB, AIO 16 KiB and
+# synchronous 32 KiB, each 1,000 frames of 393,216 bytes at 20 fps with the
+# host answering each frame with a 16-byte ack (a small reply, like a model's
+# output), then a maximum-throughput run of each and the bare AIO stream.
+# The device does not generate or check bytes (--no-check): under emulation
+# that work would dwarf the link's.
+# Results go to the console as BENCH-* lines that the host side collects.
+frames=1000
+run() {
+	name=$1 mode_args=$2 fps=$3 host_args=$4 extra=$5
+	perflink stream --setup-gadget --frames "$frames" --payload-bytes 393216 --fps "$fps" \
+		--no-check $mode_args $extra --frames-csv /tmp/frames.csv --timeout 120 >/tmp/device.out 2>&1 &
+	device=$!
+	perflink resources --pids $device --interval 1 --pss-interval 10 \
+		--out /tmp/res.jsonl >/dev/null 2>&1 &
+	sampler=$!
+	perflink-host $host_args --timeout 120 >/tmp/host.out 2>&1
+	wait $device
+	rc=$?
+	kill -TERM $sampler 2>/dev/null; wait $sampler
+	echo "BENCH-RUN $name rc=$rc"
+	sed "s/^/BENCH-OUT $name /" /tmp/device.out /tmp/host.out
+	sed "s/^/BENCH-FRAMES $name /" /tmp/frames.csv 2>/dev/null
+	sed "s/^/BENCH-RES $name /" /tmp/res.jsonl 2>/dev/null
+	rm -f /tmp/frames.csv /tmp/res.jsonl
+}
+run aio8k "--write-chunk 8192" 20 "--reply ack"
+run aio16k "--write-chunk 16384" 20 "--reply ack"
+run sync32k "--sync --sync-bytes 32768" 20 "--reply ack"
+frames=300
+run aio8k-max "--write-chunk 8192" 0 "--reply none" --no-replies
+run aio16k-max "--write-chunk 16384" 0 "--reply none" --no-replies
+run sync32k-max "--sync --sync-bytes 32768" 0 "--reply none" --no-replies
+bare_aio_writer --chunk 8192 --mib 118 >/tmp/bare.out 2>&1 &
+writer=$!
+perflink-host --drain --timeout 3 >/tmp/host.out 2>&1
+wait $writer
+echo "BENCH-RUN bare-aio8k rc=$?"
+sed "s/^/BENCH-OUT bare-aio8k /" /tmp/bare.out /tmp/host.out
