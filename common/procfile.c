@@ -1,6 +1,7 @@
 /* See procfile.h. */
 #include "procfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -104,4 +105,20 @@ int pl__procdir_open(int dirfd, const char *rel)
 		fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	return fd < 0 ? -errno : fd;
+}
+
+int pl__procdir_opendir(int dirfd, const char *rel, DIR **out)
+{
+	int fd = pl__procdir_open(dirfd, rel);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	*out = fdopendir(fd);
+	if (!*out) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return 0;
 }

@@ -10,6 +10,7 @@
 #ifndef PL_COMMON_PROCFILE_H
 #define PL_COMMON_PROCFILE_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -41,5 +42,8 @@ void pl__procfile_free(struct pl_procfile *pf);
 /* Open a directory (the proc root, or a pid directory under it) O_DIRECTORY,
  * close-on-exec. Returns the fd or -errno. */
 int pl__procdir_open(int dirfd, const char *rel);
+
+/* The same, as a DIR stream for readdir (the DIR owns the fd). 0 or -errno. */
+int pl__procdir_opendir(int dirfd, const char *rel, DIR **out);
 
 #endif

@@ -66,23 +66,14 @@ static ssize_t list_tids(struct pl_resources *r, struct pl_res_proc *p)
 	struct dirent *de;
 	size_t n = 0;
 	DIR *d;
-	int dirfd, fd, err;
+	int dirfd, err;
 
 	err = pl__res_fault(r, p->pid, 0, "task");
 	if (err < 0)
 		return err;
 	dirfd = pl__res_path(p, NULL, "task", path, sizeof(path), r->root_fd);
-	do
-		fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		err = -errno;
-		close(fd);
+	if ((err = pl__procdir_opendir(dirfd, path, &d)) < 0)
 		return err;
-	}
 	p->threads_truncated = false;
 	while ((de = readdir(d))) {
 		const char *s = de->d_name;

@@ -322,19 +322,10 @@ static ssize_t list_root(struct pl_resources *r)
 	struct dirent *de;
 	size_t n = 0;
 	DIR *d;
-	int fd, err;
+	int err;
 
-	do
-		fd = openat(r->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		err = -errno;
-		close(fd);
+	if ((err = pl__procdir_opendir(r->root_fd, ".", &d)) < 0)
 		return err;
-	}
 	while ((de = readdir(d))) {
 		int pid;
 
