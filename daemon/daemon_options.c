@@ -36,15 +36,19 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		  "run the /proc I/O stall tracer (its settings: trace-*)" },
 		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,
 		  "run the process resource sampler (its settings: resources-*)" },
+		{ "link", PL_OPT_BOOL, &cfg->link, 0, 0, NULL,
+		  "run the USB link to perflink-host (FunctionFS + AIO; its settings: link-*); "
+		  "the tracer's events and the sampler's lines go over it as telemetry" },
 		PL_OPT_END,
 	};
-	const struct pl_option *tables[3];
-	const char *const prefixes[3] = { NULL, "trace-", "resources-" };
+	const struct pl_option *tables[4];
+	const char *const prefixes[4] = { NULL, "trace-", "resources-", "link-" };
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	pl__tracer_config_init(&cfg->tracer);
 	pl__resources_config_init(&cfg->res);
+	pl__link_settings_init(&cfg->link_cfg);
 	cfg->control_socket = strdup(PL_CONTROL_SOCKET_DEFAULT);
 	if (!cfg->control_socket) {
 		snprintf(err, errlen, "out of memory");
@@ -64,13 +68,16 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 	tables[0] = core;
 	tables[1] = pl__tracer_options(&cfg->tracer);
 	tables[2] = pl__resources_options(&cfg->res);
-	ret = pl__options_merge(&cfg->flags, tables, prefixes, 3, err, errlen);
+	tables[3] = pl__link_settings_options(&cfg->link_cfg);
+	ret = pl__options_merge(&cfg->flags, tables, prefixes, 4, err, errlen);
 	if (ret == 0)
 		ret = pl__options_merge(&cfg->core_keys, tables, prefixes, 1, err, errlen);
 	if (ret == 0)
 		ret = pl__options_merge(&cfg->trace_keys, tables + 1, prefixes + 1, 1, err, errlen);
 	if (ret == 0)
 		ret = pl__options_merge(&cfg->res_keys, tables + 2, prefixes + 2, 1, err, errlen);
+	if (ret == 0)
+		ret = pl__options_merge(&cfg->link_keys, tables + 3, prefixes + 3, 1, err, errlen);
 	if (ret < 0)
 		goto fail;
 	cfg->keys = cfg->flags + FLAG_ONLY;
@@ -91,11 +98,13 @@ void pl__daemon_config_free(struct pl_daemon_config *cfg)
 	cfg->config_path = cfg->control_socket = cfg->control_group = cfg->pidfile = NULL;
 	pl__tracer_config_free(&cfg->tracer);
 	pl__resources_config_free(&cfg->res);
+	pl__link_settings_free(&cfg->link_cfg);
 	pl__options_table_free(cfg->flags);
 	pl__options_table_free(cfg->core_keys);
 	pl__options_table_free(cfg->trace_keys);
 	pl__options_table_free(cfg->res_keys);
-	cfg->flags = cfg->core_keys = cfg->trace_keys = cfg->res_keys = NULL;
+	pl__options_table_free(cfg->link_keys);
+	cfg->flags = cfg->core_keys = cfg->trace_keys = cfg->res_keys = cfg->link_keys = NULL;
 	cfg->keys = NULL;
 }
 
@@ -161,9 +170,9 @@ void pl__daemon_print_help(const struct pl_daemon_config *cfg, FILE *out)
 	fprintf(out,
 		"usage: perflinkd [OPTIONS]\n"
 		"\n"
-		"perflinkd %s: the perflink device daemon. It runs the /proc I/O stall tracer\n"
-		"and the process resource sampler when configured, and answers `perflink status`\n"
-		"on its control socket.\n"
+		"perflinkd %s: the perflink device daemon. It runs the /proc I/O stall tracer,\n"
+		"the process resource sampler and the USB link to perflink-host when configured,\n"
+		"and answers `perflink status` on its control socket.\n"
 		"\n"
 		"perflinkd never forks: systemd starts it as Type=notify (READY=1 is sent to\n"
 		"$NOTIFY_SOCKET once it is up), an init script puts it in the background\n"
@@ -188,4 +197,6 @@ void pl__daemon_print_help(const struct pl_daemon_config *cfg, FILE *out)
 	fprintf(out, "\nthe resource sampler, with resources = yes (see `perflink resources "
 		     "--help`):\n");
 	pl__options_print_help(cfg->res_keys, out);
+	fprintf(out, "\nthe USB link, with link = yes (docs/wire.md; the host runs perflink-host):\n");
+	pl__options_print_help(cfg->link_keys, out);
 }

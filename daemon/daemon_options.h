@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "pl_config.h"
+#include "link_options.h"
 #include "resources.h"
 #include "tracer.h"
 
@@ -34,14 +35,16 @@ struct pl_daemon_config {
 	char *pidfile;
 	bool trace;
 	bool resources;
+	bool link;
 	struct pl_tracer_config tracer;
 	struct pl_resources_config res;
+	struct pl_link_settings link_cfg;
 
 	/* the tables, bound to the fields above */
 	struct pl_option *flags;       /* everything */
 	const struct pl_option *keys;  /* the config file's: flags minus the flag-only ones */
 	/* the same in three parts, for --help */
-	struct pl_option *core_keys, *trace_keys, *res_keys;
+	struct pl_option *core_keys, *trace_keys, *res_keys, *link_keys;
 };
 
 /* Defaults and tables. 0, or -errno with err filled. */

@@ -5,8 +5,10 @@
  *
  * The modules (the I/O stall tracer, the resource sampler) run on timerfds
  * at their own intervals. A module whose tick fails is closed and reported
- * in `perflink status`; the daemon keeps running. */
+ * in `perflink status`; the daemon keeps running. With link = yes their
+ * lines also go to the host over the USB link, as telemetry. */
 #include "control.h"
+#include "daemon_link.h"
 #include "daemon_options.h"
 #include "event_loop.h"
 #include "notify.h"
@@ -50,25 +52,29 @@ struct daemon {
 	struct pl_tracer_stats tracer_last;  /* stats when the tracer stopped */
 	struct pl_resources_stats res_last;
 	struct module trace_m, res_m;
+	struct pl_daemon_link *link;
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
 };
 
-/* The USB link will take these; until then they are counted. */
+/* To the host when the link runs (pl__daemon_link_telemetry counts what it
+ * cannot send); counted either way. */
 static void on_stall_event(void *ctx, const char *json_line)
 {
 	struct daemon *d = ctx;
 
-	(void)json_line;
 	d->trace_m.forwarded++;
+	if (d->link)
+		pl__daemon_link_telemetry(d->link, json_line);
 }
 
 static void on_resource_line(void *ctx, const char *json_line)
 {
 	struct daemon *d = ctx;
 
-	(void)json_line;
 	d->res_m.forwarded++;
+	if (d->link)
+		pl__daemon_link_telemetry(d->link, json_line);
 }
 
 static void module_stopped(struct module *m, int ret)
@@ -319,6 +325,8 @@ static int status_json(void *ctx, struct pl_json *j)
 	pl__json_begin_object(j, "modules");
 	json_tracer(j, d);
 	json_resources(j, d);
+	if (d->link)
+		pl__daemon_link_status(d->link, j);
 	pl__json_end_object(j);
 	json_self(j, d);
 	pl__control_get_stats(d->control, &cs);
@@ -388,12 +396,17 @@ static int open_all(struct daemon *d)
 		pl__log_warnx("%s", err);
 		return ret;
 	}
+	/* The link first, so that the modules' first lines can go out. */
+	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg)) < 0)
+		return ret;
 	return start_modules(d);
 }
 
 static void close_all(struct daemon *d)
 {
 	stop_modules(d);
+	pl__daemon_link_stop(d->link);
+	d->link = NULL;
 	pl__control_close(d->control);
 	d->control = NULL;
 	pl__pidfile_remove(&d->pidfile);
@@ -427,8 +440,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pl__notify("READY=1");
-	pl__log_info("version %s running: tracer %s, resources %s, control socket %s",
-		     PL_VERSION, d.trace_m.state, d.res_m.state, d.cfg.control_socket);
+	pl__log_info("version %s running: tracer %s, resources %s, link %s, control socket %s",
+		     PL_VERSION, d.trace_m.state, d.res_m.state, d.link ? "on" : "off",
+		     d.cfg.control_socket);
 
 	ret = pl__loop_run(d.loop);
 	if (ret < 0)

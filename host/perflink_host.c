@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static volatile sig_atomic_t stop_requested;
@@ -36,6 +37,8 @@ struct host_options {
 	long stall_after;
 	double stall_s;
 	bool drain;
+	char *telemetry_dir;
+	double seconds;
 };
 
 static struct host_options opt = {
@@ -61,6 +64,11 @@ static const struct pl_option options[] = {
 	  "write one line per frame: frame_id,sequence,bytes,device_send_ns,host_recv_ns" },
 	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "bulk IN transfers kept in flight" },
 	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB", "size of each IN transfer" },
+	{ "telemetry-dir", PL_OPT_STRING, &opt.telemetry_dir, 0, 0, "DIR",
+	  "write the device's telemetry (stall events, resource samples, link diagnostics) "
+	  "to DIR/telemetry.jsonl" },
+	{ "seconds", PL_OPT_DOUBLE, &opt.seconds, 0, 1e9, "S",
+	  "exit after S seconds (0: no limit)" },
 	{ "drain", PL_OPT_BOOL, &opt.drain, 0, 0, NULL,
 	  "benchmark baseline: count raw bytes without parsing them (with bare_aio_writer); "
 	  "ends --timeout seconds after the last byte" },
@@ -171,6 +179,16 @@ int main(int argc, char **argv)
 			pl__fatal("%s", opt.frames_csv);
 		fprintf(h.rx.frames_csv, "frame_id,sequence,bytes,device_send_ns,host_recv_ns\n");
 	}
+	if (opt.telemetry_dir) {
+		char path[4096];
+
+		if (mkdir(opt.telemetry_dir, 0755) < 0 && errno != EEXIST)
+			pl__fatal("%s", opt.telemetry_dir);
+		snprintf(path, sizeof(path), "%s/telemetry.jsonl", opt.telemetry_dir);
+		h.rx.telemetry_out = fopen(path, "a");
+		if (!h.rx.telemetry_out)
+			pl__fatal("%s", path);
+	}
 	memset(&ucfg, 0, sizeof(ucfg));
 	ucfg.vendor_id = (uint16_t)opt.vendor_id;
 	ucfg.product_id = (uint16_t)opt.product_id;
@@ -212,7 +230,9 @@ int main(int argc, char **argv)
 			break;
 		if (h.rx.stream_ended)
 			break;
-		if (opt.timeout_s > 0 &&
+		if (opt.seconds > 0 && pl__mono_ns() - start > (uint64_t)(opt.seconds * 1e9))
+			break;
+		if (opt.timeout_s > 0 && opt.seconds <= 0 &&
 		    pl__mono_ns() - h.last_frame_ns > (uint64_t)(opt.timeout_s * 1e9)) {
 			pl__log_warnx("no frame for %.1f s; giving up", opt.timeout_s);
 			status = 1;
@@ -260,6 +280,8 @@ int main(int argc, char **argv)
 	}
 	if (h.rx.frames_csv)
 		fclose(h.rx.frames_csv);
+	if (h.rx.telemetry_out)
+		fclose(h.rx.telemetry_out);
 	pl__usb_link_close(h.usb);
 	pl__receiver_free(&h.rx);
 	pl__options_free(options);

@@ -147,7 +147,16 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 	}
 	case PL_MSG_TELEMETRY:
 		r->telemetry++;
+		r->telemetry_bytes += h->payload_len;
 		note_stream_end(r, payload, h->payload_len);
+		if (r->telemetry_out && h->payload_len > 0) {
+			/* the device sends JSON lines; keep them lines even if
+			 * one arrives without its newline */
+			fwrite(payload, 1, h->payload_len, r->telemetry_out);
+			if (payload[h->payload_len - 1] != '\n')
+				fputc('\n', r->telemetry_out);
+			fflush(r->telemetry_out);
+		}
 		break;
 	default:
 		r->other++;

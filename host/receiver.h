@@ -28,6 +28,8 @@ struct pl_receiver {
 	bool have_sequence;
 	uint64_t next_sequence;
 	FILE *frames_csv;
+	FILE *telemetry_out;  /* every telemetry payload, as JSON lines */
+	uint64_t telemetry_bytes;
 	uint8_t *out_buf;
 	size_t out_cap;
 	/* counters */

@@ -115,6 +115,16 @@ int pl__stacks_rank(struct pl_ranking *r);
  * *buf (malloc'd, grown as needed). */
 int pl__stacks_folded(char **buf, size_t *len, size_t *cap);
 
+/* --- sampler_lines.c (libdw) or sampler_lines_off.c -------------------- */
+
+/* Sampler thread only. Re-read the process's modules (each window). */
+void pl__lines_refresh(void);
+/* "file.c:42" for the instruction at pc; false when unknown. */
+bool pl__line_of(uintptr_t pc, char *out, size_t cap);
+/* The name of the function at pc from the full symbol table (static
+ * functions too); false when unknown. */
+bool pl__symbol_of(uintptr_t pc, char *out, size_t cap);
+
 /* --- sampler_report.c ---------------------------------------------------- */
 
 struct pl_render_stats {

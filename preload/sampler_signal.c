@@ -62,15 +62,12 @@ static void unwind_into(struct pl_stack_sample *s, void *uc)
 	(void)uc;
 	if (unw_getcontext(&ctx) < 0 || unw_init_local(&c, &ctx) < 0)
 		goto done;
-	/* skip this handler's own frames, up to and out of the signal frame */
-	for (;;) {
+	/* skip this handler's own frames and the sigreturn trampoline: libunwind
+	 * flags the frame it reached through the signal frame, which is the
+	 * interrupted pc (checked on x86-64 by forcing this path) */
+	while (unw_is_signal_frame(&c) <= 0) {
 		if (unw_step(&c) <= 0)
 			goto done;
-		if (unw_is_signal_frame(&c) > 0) {
-			if (unw_step(&c) <= 0)
-				goto done;
-			break;
-		}
 	}
 #endif
 	do {

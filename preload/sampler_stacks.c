@@ -3,9 +3,10 @@
  * Identical stacks are counted once in a bounded open-addressed table keyed
  * by the XXH3 hash of their addresses (a stack that finds the table full
  * is counted as overflow, never grows memory). Names come at report time,
- * once per distinct address, from dladdr: the dynamic symbol table of
- * each object. A function it cannot name (static, stripped) is shown as
- * module+offset. Return addresses are looked up one byte back, so a call
+ * once per distinct address, from dladdr (the dynamic symbol table), then
+ * from the full symbol table and the line table through libdw when the
+ * build has it (sampler_lines.c). A function neither can name (stripped)
+ * is shown as module+offset. Return addresses are looked up one byte back, so a call
  * at the end of a function is not credited to the next one. */
 #include "sampler.h"
 
@@ -52,9 +53,10 @@ int pl__stacks_init(void)
 {
 	stacks = calloc(STACK_SLOTS, sizeof(*stacks));
 	sites = calloc(NAME_SLOTS, sizeof(*sites));
-	funcs = calloc(NAME_SLOTS, sizeof(*funcs));
-	out_incl = calloc(NAME_SLOTS, sizeof(*out_incl));
-	out_self = calloc(NAME_SLOTS, sizeof(*out_self));
+	/* one function a site at most, and the name for the crowd */
+	funcs = calloc(NAME_SLOTS + 1, sizeof(*funcs));
+	out_incl = calloc(NAME_SLOTS + 1, sizeof(*out_incl));
+	out_self = calloc(NAME_SLOTS + 1, sizeof(*out_self));
 	out_lines = calloc(STACK_SLOTS, sizeof(*out_lines));
 	if (!stacks || !sites || !funcs || !out_incl || !out_self || !out_lines)
 		return -ENOMEM;
@@ -129,7 +131,7 @@ static int func_index(const char *name)
 		if (strcmp(funcs[i].name, name) == 0)
 			return (int)i;
 	}
-	if (n_funcs == NAME_SLOTS)
+	if (n_funcs == NAME_SLOTS + 1)
 		return -1;
 	snprintf(funcs[n_funcs].name, sizeof(funcs[n_funcs].name), "%s", name);
 	funcs[n_funcs].inclusive = funcs[n_funcs].self = 0;
@@ -138,7 +140,7 @@ static int func_index(const char *name)
 }
 
 /* Name the address (pc exactly for the innermost frame, else a return
- * address); NULL when the site table is full. */
+ * address). */
 static struct site *site_of(uintptr_t ip, bool innermost)
 {
 	uintptr_t look = innermost ? ip : ip - 1;
@@ -157,8 +159,15 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 			break;
 		}
 	}
-	if (!s)
-		return NULL;
+	if (!s) {
+		/* more distinct addresses than names kept: still counted, under
+		 * one name, rather than losing the window */
+		static struct site crowded;
+
+		crowded.func = func_index("[too many distinct addresses]");
+		snprintf(crowded.line, sizeof(crowded.line), "[too many distinct addresses]");
+		return &crowded;
+	}
 	memset(&info, 0, sizeof(info));
 	if (dladdr((void *)look, &info) == 0) {
 		snprintf(fname, sizeof(fname), "[unknown] %#lx", (unsigned long)ip);
@@ -166,16 +175,30 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	} else {
 		const char *mod = base_name(info.dli_fname);
 		unsigned long moff = (unsigned long)(look - (uintptr_t)info.dli_fbase);
+		char sym[NAME_MAX_LEN / 2], where[NAME_MAX_LEN / 2];
+		bool named = info.dli_sname != NULL;
 
-		if (info.dli_sname && info.dli_saddr) {
-			snprintf(fname, sizeof(fname), "%s (%s)", info.dli_sname, mod);
+		/* the dynamic symbol table first; then the full one (static
+		 * functions), when libdw can read it */
+		if (named)
+			snprintf(sym, sizeof(sym), "%s", info.dli_sname);
+		else
+			named = pl__symbol_of(look, sym, sizeof(sym));
+		if (named)
+			snprintf(fname, sizeof(fname), "%s (%s)", sym, mod);
+		else
+			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
+		/* the seed's "file:line function"; module+offset without DWARF */
+		if (named && pl__line_of(look, where, sizeof(where)))
+			snprintf(s->line, sizeof(s->line), "%s %s", where, sym);
+		else if (info.dli_sname && info.dli_saddr)
 			snprintf(s->line, sizeof(s->line), "%s+%#lx %s+%#lx", mod, moff,
 				 info.dli_sname,
 				 (unsigned long)(look - (uintptr_t)info.dli_saddr));
-		} else {
-			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
+		else if (named)
+			snprintf(s->line, sizeof(s->line), "%s+%#lx %s", mod, moff, sym);
+		else
 			snprintf(s->line, sizeof(s->line), "%s+%#lx", mod, moff);
-		}
 	}
 	s->func = func_index(fname);
 	s->ip = ip;
@@ -191,10 +214,17 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct pl_count *)a)->name, ((const struct pl_count *)b)->name);
+}
+
 int pl__stacks_rank(struct pl_ranking *r)
 {
 	uint64_t mark = 0;
 	size_t i, n_lines = 0, n_incl = 0, n_self = 0;
+
+	pl__lines_refresh(); /* libraries loaded since the last window */
 
 	for (i = 0; i < STACK_SLOTS; i++) {
 		struct stack *e = &stacks[i];
@@ -222,17 +252,17 @@ int pl__stacks_rank(struct pl_ranking *r)
 			funcs[s->func].inclusive += e->count;
 		}
 	}
-	/* one line entry per stack so far: merge equal pcs */
-	qsort(out_lines, n_lines, sizeof(*out_lines), by_count);
-	for (i = 0; i < n_lines; i++) {
-		size_t j;
+	/* one entry per stack so far: merge equal lines (one pc in several
+	 * stacks, several pcs on one source line) */
+	qsort(out_lines, n_lines, sizeof(*out_lines), by_name);
+	for (i = 1; i < n_lines; i++) {
+		size_t j = i;
 
-		for (j = 0; j < i; j++) {
-			if (out_lines[j].count && out_lines[j].name == out_lines[i].name) {
-				out_lines[j].count += out_lines[i].count;
-				out_lines[i].count = 0;
-				break;
-			}
+		while (j > 0 && out_lines[j - 1].count == 0)
+			j--;
+		if (j > 0 && strcmp(out_lines[j - 1].name, out_lines[i].name) == 0) {
+			out_lines[j - 1].count += out_lines[i].count;
+			out_lines[i].count = 0;
 		}
 	}
 	for (i = 0; i < n_funcs; i++) {

@@ -34,6 +34,7 @@ static struct pl_render_stats stats;
 static uint64_t window_start_ns, stats_start_ns, stats_frames, stats_render_ns;
 static pid_t armed_tid;
 static bool gave_up; /* the program owns the signal: stay off for good */
+static unsigned name_scan;
 static char folded_path[PL_PATH_MAX + 8];
 
 static uint64_t mono_ns(void)
@@ -99,7 +100,8 @@ static void maybe_arm(void)
 		armed_tid = 0;
 		pl__render_tid_set(0);
 	}
-	if (cfg.sample_thread[0] && pl__render_tid() == 0) {
+	/* a name not (yet) in use: look again once a second, not every tick */
+	if (cfg.sample_thread[0] && pl__render_tid() == 0 && name_scan++ % 10 == 0) {
 		tid = find_named_thread();
 		if (tid)
 			pl__render_tid_set(tid);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/time.h> /* struct timeval: glibc brings it with sys/socket.h, musl does not */
 #include <sys/un.h>
 #include <unistd.h>
 

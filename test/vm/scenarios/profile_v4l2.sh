@@ -64,12 +64,16 @@ check "v4l2_dqbuf stage present" "[ -n '$dq' ]"
 check "v4l2_dqbuf calls = frames" "[ '${calls:-0}' -eq $frames ] && [ '${errors:-1}' -eq 0 ]"
 # 25 fps is a 40 ms period, and the loop's own work between two DQBUFs (the
 # byte-by-byte read of 600 KB, about 4 ms under emulation) comes off the
-# wait: 35 ms measured on the rig. Above 40 ms means vivid's generator ran
-# late under emulation (it must still average 25 fps, checked below), so
+# wait: 35-37 ms measured on the rig. Above 40 ms means vivid's generator ran
+# late under emulation (it must still average 25 fps, checked above), so
 # 25..60 ms.
 check "v4l2_dqbuf average wall near the 40 ms period (25..60 ms)" \
 	"[ '${wall:-0}' -ge 25000000 ] && [ '${wall:-0}' -le 60000000 ]"
-check "v4l2_dqbuf CPU below 10% of its wall" "[ \$(( ${cpu:-1} * 10 )) -lt ${wall:-0} ]"
+# A DQBUF that made the frame in the caller's thread would cost CPU near its
+# wall. A waiting one still gets charged its wake-up: 0.2-1.3 ms even for a
+# bare nanosleep under emulation with the rig's unstable TSC, and the DQBUF
+# measured 2-9% of its wall (the high end on a loaded host): below 20%.
+check "v4l2_dqbuf CPU below 20% of its wall" "[ \$(( ${cpu:-1} * 5 )) -lt ${wall:-0} ]"
 
 sync=$(stage dmabuf_sync)
 scalls=$(field "$sync" calls)

@@ -1,0 +1,186 @@
+/* See daemon_link.h. */
+#include "daemon_link.h"
+#include "log.h"
+#include "pl_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if HAVE_LIBAIO
+#include "clock.h"
+#include "link.h"
+
+struct pl_daemon_link {
+	struct pl_link *link;
+	struct pl_loop_watch *diag_timer;
+	struct pl_json j;
+	uint64_t telemetry_sent, telemetry_dropped, host_messages;
+	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
+};
+
+static void on_up(void *ctx, unsigned packet_size)
+{
+	(void)ctx;
+	(void)packet_size;
+}
+
+static void on_down(void *ctx, const char *why)
+{
+	(void)ctx;
+	(void)why;
+}
+
+/* Replies and commands have no producer to go to yet: counted. */
+static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
+{
+	struct pl_daemon_link *dl = ctx;
+
+	(void)hdr;
+	(void)payload;
+	dl->host_messages++;
+}
+
+static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct pl_link_stats *st)
+{
+	pl__json_begin_object(j, "last_send");
+	pl__json_u64(j, "bytes", st->last_send.bytes);
+	pl__json_u64(j, "requests", st->last_send.requests);
+	pl__json_double(j, "submit_us", (double)st->last_send.submit_ns / 1e3, 1);
+	pl__json_double(j, "wait_us", (double)st->last_wait_ns / 1e3, 1);
+	pl__json_double(j, "backlog_kb", (double)st->last_send.backlog_bytes / 1024, 1);
+	pl__json_double(j, "backlog_ms", (double)st->last_send.backlog_ns / 1e6, 2);
+	pl__json_end_object(j);
+	pl__json_begin_object(j, "totals");
+	pl__json_u64(j, "frames_sent", st->frames_sent);
+	pl__json_u64(j, "frames_held", st->frames_held);
+	pl__json_u64(j, "frames_replaced", st->frames_replaced);
+	pl__json_u64(j, "messages_sent", st->messages_sent);
+	pl__json_u64(j, "messages_dropped", st->messages_dropped + dl->telemetry_dropped);
+	pl__json_u64(j, "bytes", st->tx.bytes);
+	pl__json_u64(j, "requests", st->tx.requests);
+	pl__json_u64(j, "failed_requests", st->tx.failed_requests);
+	pl__json_u64(j, "failed_submits", st->tx.failed_submits);
+	pl__json_double(j, "max_submit_us", (double)st->tx.max_submit_ns / 1e3, 1);
+	pl__json_double(j, "max_backlog_kb", (double)st->tx.max_backlog_bytes / 1024, 1);
+	pl__json_double(j, "max_backlog_ms", (double)st->tx.max_backlog_ns / 1e6, 2);
+	pl__json_u64(j, "rearms", st->rearms);
+	pl__json_u64(j, "host_messages", dl->host_messages);
+	pl__json_end_object(j);
+}
+
+/* Once a second while something was sent: log the diagnostics and send them. */
+static void on_diag(void *ctx, uint64_t expirations)
+{
+	struct pl_daemon_link *dl = ctx;
+	struct pl_link_stats st;
+	const char *line;
+
+	(void)expirations;
+	pl__link_get_stats(dl->link, &st);
+	if (!st.up || st.frames_sent + st.messages_sent == dl->diag_sent_before)
+		return;
+	pl__json_reset(&dl->j);
+	pl__json_begin_object(&dl->j, NULL);
+	pl__json_str(&dl->j, "type", "link_diag");
+	pl__json_u64(&dl->j, "mono_ns", pl__mono_ns());
+	diag_json(dl, &dl->j, &st);
+	pl__json_end_object(&dl->j);
+	line = pl__json_finish(&dl->j);
+	if (!line)
+		return;
+	pl__log_info("link: %.*s", (int)strlen(line) - 1, line);
+	pl__daemon_link_telemetry(dl, line);
+	pl__link_get_stats(dl->link, &st);
+	dl->diag_sent_before = st.frames_sent + st.messages_sent;
+}
+
+int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
+			  const struct pl_link_settings *s)
+{
+	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
+	struct pl_link_config lc;
+	int err;
+
+	if (!dl)
+		return -ENOMEM;
+	pl__json_init(&dl->j);
+	pl__link_config_default(&lc);
+	pl__link_settings_apply(s, &lc);
+	if ((err = pl__link_open(&dl->link, &lc, loop, &h, dl)) < 0) {
+		pl__log_warnc(err, "link: cannot start on %s", s->ffs_dir);
+		free(dl);
+		return err;
+	}
+	err = pl__loop_add_timer(loop, (uint64_t)(s->diag_interval_s * 1e9),
+				 (uint64_t)(s->diag_interval_s * 1e9), on_diag, dl, &dl->diag_timer);
+	if (err < 0) {
+		pl__daemon_link_stop(dl);
+		return err;
+	}
+	*out = dl;
+	return 0;
+}
+
+void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
+{
+	if (!dl || pl__link_send(dl->link, PL_MSG_TELEMETRY, json_line, strlen(json_line)) < 0)
+		dl ? dl->telemetry_dropped++ : 0;
+	else
+		dl->telemetry_sent++;
+}
+
+void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
+{
+	struct pl_link_stats st;
+
+	pl__link_get_stats(dl->link, &st);
+	pl__json_begin_object(j, "link");
+	pl__json_str(j, "state", st.up ? "up" : "waiting for the host");
+	pl__json_u64(j, "packet_size", st.packet_size);
+	pl__json_u64(j, "telemetry_sent", dl->telemetry_sent);
+	pl__json_u64(j, "telemetry_dropped", dl->telemetry_dropped);
+	diag_json((struct pl_daemon_link *)dl, j, &st);
+	pl__json_end_object(j);
+}
+
+void pl__daemon_link_stop(struct pl_daemon_link *dl)
+{
+	if (!dl)
+		return;
+	pl__loop_remove(dl->diag_timer);
+	pl__link_close(dl->link);
+	pl__json_free(&dl->j);
+	free(dl);
+}
+
+#else /* no libaio: the link is not part of this build */
+
+int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
+			  const struct pl_link_settings *s)
+{
+	(void)out;
+	(void)loop;
+	(void)s;
+	pl__log_warnx("link: this perflinkd was built without libaio: no USB link");
+	return -ENOTSUP;
+}
+
+void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
+{
+	(void)dl;
+	(void)json_line;
+}
+
+void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
+{
+	(void)dl;
+	(void)j;
+}
+
+void pl__daemon_link_stop(struct pl_daemon_link *dl)
+{
+	(void)dl;
+}
+#endif
