@@ -1,8 +1,10 @@
-/* libFuzzer target: every /proc parser in common/proc_parse.h on arbitrary
+/* libFuzzer target: every /proc parser in common/proc_parse.h and
+ * common/proc_parse_mem.h on arbitrary
  * bytes. The parsers take NUL-terminated text, so the input is copied into a
  * terminated buffer (an embedded NUL just ends the text early, as it would
  * for a /proc file read through pl__procfile_read). */
 #include "proc_parse.h"
+#include "proc_parse_mem.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +36,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cur = text;
 	while (pl__parse_diskstats_next(&cur, &d) != 0)
 		;
+	{
+		struct pl_pid_status status;
+		struct pl_schedstat ss;
+		struct pl_smaps_sum sum;
+		struct pl_buddy_zone zone;
+		const char *key;
+		size_t key_len;
+		uint64_t val;
+		int64_t v;
+
+		pl__parse_pid_status(text, &status);
+		pl__parse_schedstat(text, &ss);
+		pl__parse_smaps(text, &sum);
+		pl__parse_sysctl_i64(text, &v);
+		cur = text;
+		while (pl__parse_buddyinfo_next(&cur, &zone) != 0)
+			;
+		cur = text;
+		while (pl__parse_kv_next(&cur, &key, &key_len, &val) != 0)
+			;
+	}
 	free(text);
 	return 0;
 }

@@ -383,7 +383,7 @@ static void test_names_rename(void)
 static void test_other_user(void)
 {
 	pid_t parent = getpid(), pid;
-	int status;
+	int status = 0;
 
 	if (geteuid() != 0) {
 		TAP_SKIP("needs root to become another user");
