@@ -148,18 +148,16 @@ static void send_next(struct stream *s)
 		s->not_sent++;
 		return;
 	}
-	if (err == 1) {
-		/* held: it replaces the frame held before it, which then never
+	if (err == 2) {
+		/* held in place of the frame held before it, which then never
 		 * goes out and has no reply to wait for */
-		if (s->have_held) {
-			s->answer[s->held_id] = 3;
-			s->replaced++;
-		}
-		s->have_held = true;
-		s->held_id = s->sent;
-	} else {
-		s->have_held = false; /* the held one went out before this */
+		s->answer[s->held_id] = 3;
+		s->replaced++;
 	}
+	/* with 0 or 1, a frame held before went out first */
+	s->have_held = err > 0;
+	if (err > 0)
+		s->held_id = s->sent;
 	s->sent++;
 }
 

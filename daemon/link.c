@@ -360,7 +360,9 @@ int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
 		return -ENOTCONN;
 	if (len > l->cfg.max_message_bytes)
 		return -EMSGSIZE;
-	if (!l->have_held) {
+	bool replacing = l->have_held;
+
+	if (!replacing) {
 		err = submit(l, PL_MSG_FRAME, frame_id, flags, now, payload, len);
 		if (err != -EAGAIN)
 			return err;
@@ -376,7 +378,7 @@ int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
 		l->held_since_ns = now;
 	l->have_held = true;
 	l->stats.frames_held++;
-	return 1;
+	return replacing ? 2 : 1;
 }
 
 int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len)

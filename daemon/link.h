@@ -65,7 +65,8 @@ void pl__link_config_default(struct pl_link_config *cfg);
 int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct pl_loop *loop,
 		  const struct pl_link_handlers *h, void *ctx);
 /* Send a frame now, or hold it (copied) if the budget is full. 0 when sent,
- * 1 when held, -ENOTCONN when the host is not there, other -errno. */
+ * 1 when held, 2 when held in place of a frame held before (which is then
+ * never sent), -ENOTCONN when the host is not there, other -errno. */
 int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
 			const void *payload, size_t len);
 /* Send any other message now or queue it (copied). 0 sent, 1 queued,
