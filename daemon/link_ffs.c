@@ -143,7 +143,9 @@ static void enable(struct pl_ffs *f)
 	}
 	/* The active descriptor tells the speed the host chose. */
 	memset(&desc, 0, sizeof(desc));
-	if (ioctl(f->ep_in, FUNCTIONFS_ENDPOINT_DESC, &desc) == 0 && desc.wMaxPacketSize)
+	/* (int): musl's ioctl takes an int request and this one is past
+	 * INT_MAX; the kernel reads 32 bits of it with either C library. */
+	if (ioctl(f->ep_in, (int)FUNCTIONFS_ENDPOINT_DESC, &desc) == 0 && desc.wMaxPacketSize)
 		packet = le16toh(desc.wMaxPacketSize);
 	f->enabled = true;
 	if (f->ev.enable)
