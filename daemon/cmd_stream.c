@@ -426,7 +426,14 @@ static int run(int argc, char **argv, bool integrity)
 	}
 	start = s.last_activity_ns = pl__mono_ns();
 	while (!s.stop && !all_answered(&s)) {
-		if (pl__loop_run_once(s.loop, 200) < 0)
+		/* synchronous sends complete inside the call, so no completion
+		 * says "room again": at full speed the loop offers the next
+		 * frame itself */
+		bool spin = s.opt.sync && s.opt.fps <= 0 && s.sent < (uint64_t)s.opt.frames;
+
+		if (spin)
+			send_next(&s);
+		if (pl__loop_run_once(s.loop, spin ? 0 : 200) < 0)
 			break;
 		if (pl__mono_ns() - s.last_activity_ns > (uint64_t)(s.opt.timeout_s * 1e9)) {
 			pl__log_warnx("no reply for %.0f s; giving up", s.opt.timeout_s);
