@@ -113,7 +113,8 @@ static int snapshot(int rootfd, int outfd, size_t index, struct pl_procfile *pf,
 		for (i = 0; i < sizeof(pid_files) / sizeof(pid_files[0]) && !err; i++) {
 			ssize_t n;
 
-			snprintf(rel, sizeof(rel), "%s/%s", d->d_name, pid_files[i]);
+			/* a pid is at most 10 digits (checked above) */
+			snprintf(rel, sizeof(rel), "%.10s/%s", d->d_name, pid_files[i]);
 			n = pl__procfile_read_once(pf, rootfd, rel);
 			if (n < 0) {
 				st->skipped++;
