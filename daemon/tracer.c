@@ -444,6 +444,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 		mono = (double)t0 / 1e9;
 	}
 	t->tick++;
+	t->procs.now_ms = mono * 1000.0;
 	pl__tsys_read(&t->sys, rootfd, keep, &s);
 	if ((err = pl__tprocs_tick(&t->procs, t->tick, s.last_pid,
 				   pl__tsys_maybe_blocked(&t->sys, &s))) < 0) {

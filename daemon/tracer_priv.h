@@ -86,6 +86,8 @@ struct pl_tprocs {
 	struct pl_writes_gone gone; /* recent writers that exited */
 	/* counters for pl_tracer_stats */
 	uint64_t read_errors, io_denied, pid_reuses, exits;
+	uint64_t implausible_blkio; /* deltas no process could have had (ignored) */
+	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */

@@ -247,6 +247,33 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	memset(&p->victim, 0, sizeof(p->victim));
 }
 
+/* The block-I/O delay since the last read, in ms. The kernel adds a wait's
+ * whole length when it ends, so one tick may carry a long wait; but no
+ * process can have waited longer than it has existed, once per thread. A
+ * larger (or a negative) delta is the kernel's, not the process's: one way to
+ * get it is kernel.task_delayacct switched on while a task was inside an I/O
+ * wait, which then ends with a start time of 0, so the delay is the uptime.
+ * Such a delta is ignored and counted, never reported as a stall. */
+static double blkio_delta_ms(struct pl_tprocs *tp, const struct pl_tproc *p,
+			     const struct pl_pid_stat *st)
+{
+	static struct pl__ratelimit rl = PL_RATELIMIT_INIT(10000);
+	double per_tick_ms = 1000.0 / (double)tp->cfg.clk_tck;
+	double d = (double)(int64_t)(st->blkio_ticks - p->blkio_ticks) * per_tick_ms;
+	double age_ms = tp->now_ms - (double)st->starttime_ticks * per_tick_ms;
+	double threads = st->num_threads > 0 ? (double)st->num_threads : 1;
+
+	/* a recorded tree's times may not match its start times: no check
+	 * without a plausible age */
+	if (d >= 0 && (age_ms <= 0 || d <= (age_ms + per_tick_ms) * threads))
+		return d;
+	tp->implausible_blkio++;
+	pl__log_warnx_limited(&rl, "tracer: %s[%d]: block-I/O delay grew by %.0f ms, more than "
+			      "its %.0f ms of life; ignored (kernel.task_delayacct switched on "
+			      "during a wait?)", p->comm, p->pid, d, age_ms);
+	return 0;
+}
+
 /* 0, or -ESRCH when the process is gone, -EIO when this tick's stat could
  * not be used. */
 static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
@@ -274,8 +301,7 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	}
 	p->d_blk_ms = 0;
 	if (st.has_blkio && p->has_blkio)
-		p->d_blk_ms = (double)(int64_t)(st.blkio_ticks - p->blkio_ticks) *
-			      (1000.0 / (double)tp->cfg.clk_tck);
+		p->d_blk_ms = blkio_delta_ms(tp, p, &st);
 	if (strcmp(st.comm, p->comm) != 0) {
 		memcpy(p->comm, st.comm, sizeof(p->comm));
 		p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);

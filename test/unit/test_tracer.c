@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include "tap.h"
+
+#include <time.h>
 #include "test_tracer_tree.h"
 #include "tracer.h"
 #include "tracer_priv.h"
@@ -169,9 +171,28 @@ static void test_deltas_and_reuse(void)
 	TAP_EQ_STR(rows_after(out, lines),
 		   "controlsd,100,S,5,0,0,0,0,,,,,,,SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
 		   "then deltas against the new process");
+	/* A process one second old whose block-I/O delay jumps by more than
+	 * the uptime: what the kernel reports for a wait that was in progress
+	 * when kernel.task_delayacct was switched on. Not a stall, no row. */
+	{
+		struct timespec now;
+		unsigned long long born;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		born = (unsigned long long)now.tv_sec * 100 - 100;
+		tree_stat(root, 400, "controlsd", 'S', 1, born, 0);
+		tree_io(root, 400, 0, 0);
+		TAP_OK(pl__tracer_tick(t) == 0, "tick 5");
+		lines = count_lines(out);
+		tree_stat(root, 400, "controlsd", 'S', 1, born, (unsigned long long)now.tv_sec * 100);
+		TAP_OK(pl__tracer_tick(t) == 0, "tick 6");
+		TAP_OK(strstr(rows_after(out, lines), "controlsd,400") == NULL,
+		       "a delay longer than the process's life is ignored (%s)",
+		       rows_after(out, lines));
+	}
 	pl__tracer_get_stats(t, &st);
 	TAP_EQ_U64(st.pid_reuses, 1, "pid reuse counted");
-	TAP_EQ_U64(st.ticks, 4, "four ticks");
+	TAP_EQ_U64(st.ticks, 6, "six ticks");
 	pl__tracer_close(t);
 }
 
