@@ -6,24 +6,13 @@
 #include "proc_parse.h"
 #include "procfile.h"
 #include "tap.h"
+#include "proc_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-static const char *read_fixture(struct pl_procfile *pf, const char *rel)
-{
-	static int root = -1;
-
-	if (root < 0)
-		root = pl__procdir_open(AT_FDCWD, PL_FIXTURES "/proc");
-	if (root < 0 || pl__procfile_read_once(pf, root, rel) < 0) {
-		printf("# cannot read fixture %s\n", rel);
-		return "";
-	}
-	return pf->buf;
-}
 
 static void test_stat(void)
 {

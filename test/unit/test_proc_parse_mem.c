@@ -7,24 +7,14 @@
 #include "proc_smaps.h"
 #include "procfile.h"
 #include "tap.h"
+#include "proc_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-static int root = -1;
 
-static const char *read_fixture(struct pl_procfile *pf, const char *rel)
-{
-	if (root < 0)
-		root = pl__procdir_open(AT_FDCWD, PL_FIXTURES "/proc");
-	if (root < 0 || pl__procfile_read_once(pf, root, rel) < 0) {
-		printf("# cannot read fixture %s\n", rel);
-		return "";
-	}
-	return pf->buf;
-}
 
 static void test_status(void)
 {
@@ -157,13 +147,15 @@ static void test_smaps(void)
 	       (unsigned long long)full.kb[PL_SM_PSS], (unsigned long long)roll.kb[PL_SM_PSS]);
 
 	/* Streamed through a small buffer: many chunk boundaries, same sums. */
-	ret = pl__smaps_read_sum(root, "live-6.18-tree/11915/smaps", &streamed, scratch, 300);
+	ret = pl__smaps_read_sum(fixture_root(), "live-6.18-tree/11915/smaps", &streamed, scratch,
+				 300);
 	TAP_OK(ret == 0 && memcmp(streamed.kb, full.kb, sizeof(full.kb)) == 0 &&
 		       streamed.mappings == full.mappings,
 	       "smaps streamed in 300-byte chunks sums the same");
-	ret = pl__smaps_read_sum(root, "live-6.18-tree/11915/smaps", &streamed, scratch, 40);
+	ret = pl__smaps_read_sum(fixture_root(), "live-6.18-tree/11915/smaps", &streamed, scratch,
+				 40);
 	TAP_OK(ret == -E2BIG, "a line longer than the buffer is -E2BIG, not a guess");
-	ret = pl__smaps_read_sum(root, "live-6.18-tree/11915/nope", &streamed, scratch,
+	ret = pl__smaps_read_sum(fixture_root(), "live-6.18-tree/11915/nope", &streamed, scratch,
 				 sizeof(scratch));
 	TAP_OK(ret == -ENOENT, "missing smaps_rollup is -ENOENT (the 4.9 probe case)");
 
@@ -290,7 +282,5 @@ int main(void)
 	test_buddyinfo();
 	test_kv();
 	test_sysctl();
-	if (root >= 0)
-		close(root);
 	return tap_done();
 }
