@@ -19,18 +19,6 @@ struct pl_daemon_link {
 	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
 };
 
-static void on_up(void *ctx, unsigned packet_size)
-{
-	(void)ctx;
-	(void)packet_size;
-}
-
-static void on_down(void *ctx, const char *why)
-{
-	(void)ctx;
-	(void)why;
-}
-
 /* Replies and commands have no producer to go to yet: counted. */
 static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
 {
@@ -98,7 +86,7 @@ static void on_diag(void *ctx, uint64_t expirations)
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s)
 {
-	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	static const struct pl_link_handlers h = { NULL, NULL, on_message, NULL };
 	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
 	struct pl_link_config lc;
 	int err;
@@ -125,8 +113,8 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 
 void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 {
-	if (!dl || pl__link_send(dl->link, PL_MSG_TELEMETRY, json_line, strlen(json_line)) < 0)
-		dl ? dl->telemetry_dropped++ : 0;
+	if (pl__link_send(dl->link, PL_MSG_TELEMETRY, json_line, strlen(json_line)) < 0)
+		dl->telemetry_dropped++;
 	else
 		dl->telemetry_sent++;
 }

@@ -133,6 +133,7 @@ static void release_request(struct pl_aio_tx *tx, struct iocb *cb)
 {
 	struct inflight_msg *m = cb->data;
 
+	cb->data = NULL; /* a free request has no message: detach relies on it */
 	tx->free_iocbs[tx->nr_free++] = cb;
 	if (!m || m->pending == 0)
 		return;
@@ -353,18 +354,8 @@ unsigned pl__aio_tx_detach(struct pl_aio_tx *tx)
 		 * being cancelled and still has to be collected (adbd does
 		 * the same). The endpoint going away completes the rest. */
 		for (i = 0; i < tx->nr_iocbs; i++) {
-			struct iocb *cb = &tx->iocbs[i];
-			bool is_free = false;
-			unsigned k;
-
-			for (k = 0; k < tx->nr_free; k++) {
-				if (tx->free_iocbs[k] == cb) {
-					is_free = true;
-					break;
-				}
-			}
-			if (!is_free)
-				io_cancel(tx->ctx, cb, &ev);
+			if (tx->iocbs[i].data)
+				io_cancel(tx->ctx, &tx->iocbs[i], &ev);
 		}
 		while (tx->nr_free < tx->nr_iocbs) {
 			if (collect(tx, 1, &wait) <= 0)
