@@ -41,7 +41,12 @@ static const char *const mode_name[MODES] = {
 	[STRACE] = "strace -e trace=ioctl",
 };
 
+/* as libc declares ioctl: musl's request is an int */
+#ifdef __GLIBC__
 typedef int (*ioctl_fn)(int, unsigned long, ...);
+#else
+typedef int (*ioctl_fn)(int, int, ...);
+#endif
 
 static double now_ns(clockid_t id)
 {

@@ -1,13 +1,14 @@
 /* See link_aio_rx.h. */
 #include "link_aio_rx.h"
+#include "kernel_compat.h"
 #include "log.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <libaio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 struct pl_aio_rx {
@@ -50,15 +51,13 @@ int pl__aio_rx_open(struct pl_aio_rx **out, unsigned depth, size_t read_bytes,
 		err = -ENOMEM;
 		goto fail;
 	}
-	rx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rx->efd < 0) {
-		err = -errno;
+	if ((rx->efd = pl__eventfd_create(0)) < 0) {
+		err = rx->efd;
 		goto fail;
 	}
-	if ((err = io_setup((int)depth, &rx->ctx)) < 0) {
-		pl__log_warnc(err, "io_setup(%u) for OUT reads", depth);
+	err = pl__probe_forced(PL_PROBE_FFS_AIO) ? -ENOSYS : io_setup((int)depth, &rx->ctx);
+	if ((err = pl__aio_setup_result(err, "io_setup for OUT reads")) < 0)
 		goto fail;
-	}
 	*out = rx;
 	return 0;
 fail:

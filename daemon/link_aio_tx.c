@@ -1,14 +1,15 @@
 /* See link_aio_tx.h. */
 #include "link_aio_tx.h"
 #include "clock.h"
+#include "kernel_compat.h"
 #include "log.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <libaio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* One message in flight: the requests not yet completed and when it went. */
@@ -89,16 +90,14 @@ int pl__aio_tx_open(struct pl_aio_tx **out, const struct pl_aio_tx_config *cfg)
 		tx->free_msgs[i] = &tx->msgs[i];
 	}
 	tx->nr_free = tx->nr_free_msgs = tx->nr_iocbs;
-	tx->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (tx->efd < 0) {
-		err = -errno;
+	if ((tx->efd = pl__eventfd_create(0)) < 0) {
+		err = tx->efd;
 		goto fail;
 	}
-	err = io_setup((int)tx->nr_iocbs, &tx->ctx); /* libaio returns -errno */
-	if (err < 0) {
-		pl__log_warnc(err, "io_setup(%u)", tx->nr_iocbs);
+	/* libaio returns -errno */
+	err = pl__probe_forced(PL_PROBE_FFS_AIO) ? -ENOSYS : io_setup((int)tx->nr_iocbs, &tx->ctx);
+	if ((err = pl__aio_setup_result(err, "io_setup for the IN endpoint")) < 0)
 		goto fail;
-	}
 	*out = tx;
 	return 0;
 fail:

@@ -5,6 +5,7 @@
  * blocks per order). Everything is read relative to the root, so a recorded
  * tree describes its own kernel. */
 #include "resources_int.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,11 +110,15 @@ void pl__res_probe(struct pl_resources *r)
 	} else if (uname(&u) == 0) {
 		snprintf(r->kernel_release, sizeof(r->kernel_release), "%s", u.release);
 	}
-	r->smaps_rollup = probe_smaps_rollup(r->root_fd);
-	if (!r->smaps_rollup)
-		pl__log_info("resources: no smaps_rollup (kernel %s; it came in 4.14): PSS is "
-			     "summed from smaps, which costs more per read",
-			     r->kernel_release[0] ? r->kernel_release : "unknown");
+	r->smaps_rollup = !pl__probe_forced(PL_PROBE_SMAPS_ROLLUP) &&
+			  probe_smaps_rollup(r->root_fd);
+	if (r->smaps_rollup)
+		pl__probe_present(PL_PROBE_SMAPS_ROLLUP);
+	else
+		pl__probe_absent(PL_PROBE_SMAPS_ROLLUP, false,
+				 "no /proc/PID/smaps_rollup (kernel %s; it came in 4.14): PSS is "
+				 "summed from smaps, which costs more per read",
+				 r->kernel_release[0] ? r->kernel_release : "unknown");
 }
 
 static void emit_sysctls(struct pl_resources *r)

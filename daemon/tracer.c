@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "probe.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -135,7 +136,10 @@ static int set_delayacct(int rootfd, char value)
 static void delayacct_setup(struct pl_tracer *t, int rootfd)
 {
 	t->delayacct = pl__tracer_read_delayacct(rootfd);
-	if (t->cfg.enable_delayacct && t->delayacct == PL_DELAYACCT_OFF) {
+	/* forced absent: off, and not to be turned on (it is not ours to
+	 * change when the kernel only pretends to lack it) */
+	if (t->cfg.enable_delayacct && t->delayacct == PL_DELAYACCT_OFF &&
+	    !pl__probe_forced(PL_PROBE_DELAYACCT)) {
 		int err = t->seq ? -EROFS : set_delayacct(rootfd, '1');
 
 		if (err == -EROFS && t->seq)
@@ -151,19 +155,22 @@ static void delayacct_setup(struct pl_tracer *t, int rootfd)
 	}
 	switch (t->delayacct) {
 	case PL_DELAYACCT_OFF:
-		pl__log_warnx("kernel.task_delayacct is off: block-I/O delays (stat field 42) "
-			      "read 0 and only D state is seen; turn it on with "
-			      "--enable-delayacct or sysctl kernel.task_delayacct=1 (processes "
-			      "started before that keep reading 0)");
+		pl__probe_absent(PL_PROBE_DELAYACCT, true,
+				 "kernel.task_delayacct is off: block-I/O delays (stat field 42) "
+				 "read 0 and only D state is seen; turn it on with "
+				 "--enable-delayacct or sysctl kernel.task_delayacct=1 (processes "
+				 "started before that keep reading 0)");
 		break;
 	case PL_DELAYACCT_ABSENT:
 		pl__log_info("no kernel.task_delayacct (kernel before 5.14): block-I/O delays "
 			     "are counted if the kernel has CONFIG_TASK_DELAY_ACCT");
 		break;
 	case PL_DELAYACCT_UNREADABLE:
-		pl__log_warnx("kernel.task_delayacct is unreadable: block-I/O delays may read 0");
+		pl__probe_absent(PL_PROBE_DELAYACCT, true, "kernel.task_delayacct is unreadable: "
+							   "block-I/O delays may read 0");
 		break;
 	case PL_DELAYACCT_ON:
+		pl__probe_present(PL_PROBE_DELAYACCT);
 		break;
 	}
 }
@@ -244,6 +251,7 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
 	pcfg.track_writers = t->cfg.track_writers;
 	pcfg.stat_every_tick = t->cfg.stat_every_tick;
 	pcfg.clk_tck = t->clk_tck;
+	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
 		goto fail;
 	if ((err = pl__tsys_init(&t->sys, t->cfg.disks)) < 0)
@@ -259,8 +267,10 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
 		}
 		delayacct_setup(t, t->snapfd);
 		/* What the first snapshot has, for the config line only. */
-		first.have_psi_io = is_dir_at(t->snapfd, "pressure/io");
-		first.have_psi_mem = is_dir_at(t->snapfd, "pressure/memory");
+		first.have_psi_io = !pl__probe_forced(PL_PROBE_PSI) &&
+				    is_dir_at(t->snapfd, "pressure/io");
+		first.have_psi_mem = !pl__probe_forced(PL_PROBE_PSI) &&
+				     is_dir_at(t->snapfd, "pressure/memory");
 		close(t->snapfd);
 		t->snapfd = -1;
 	} else {

@@ -66,6 +66,9 @@ struct pl_tprocs_cfg {
 	bool track_writers;
 	bool stat_every_tick;
 	long clk_tck;
+	/* probe "delayacct" forced absent: block-I/O delays read 0, as on a
+	 * kernel without CONFIG_TASK_DELAY_ACCT or with the sysctl off */
+	bool no_blkio;
 };
 
 struct pl_tprocs {

@@ -300,7 +300,7 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 		return 0;
 	}
 	p->d_blk_ms = 0;
-	if (st.has_blkio && p->has_blkio)
+	if (st.has_blkio && p->has_blkio && !tp->cfg.no_blkio)
 		p->d_blk_ms = blkio_delta_ms(tp, p, &st);
 	if (strcmp(st.comm, p->comm) != 0) {
 		memcpy(p->comm, st.comm, sizeof(p->comm));

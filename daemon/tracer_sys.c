@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "probe.h"
 
 int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
 {
@@ -150,22 +151,31 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 	}
 }
 
+/* A kernel without PSI is reported once per process (probe "psi", which
+ * PERFLINK_PROBE_FAIL can force); a file that is there but unreadable or
+ * malformed once per tracer and file. */
 static bool read_psi(struct pl_procfile *pf, int rootfd, const char *rel, bool keep,
 		     struct pl_psi *out, bool *reported)
 {
-	ssize_t n = rd(pf, rootfd, rel, keep);
+	ssize_t n = pl__probe_forced(PL_PROBE_PSI) ? -ENOENT : rd(pf, rootfd, rel, keep);
 
-	if (n >= 0 && pl__parse_pressure(pf->buf, out) == 0)
+	if (n >= 0 && pl__parse_pressure(pf->buf, out) == 0) {
+		pl__probe_present(PL_PROBE_PSI);
 		return true;
-	if (!*reported) {
+	}
+	if (n == -ENOENT)
+		pl__probe_absent(PL_PROBE_PSI, false,
+				 "no /proc/%s (kernel before 4.20 or without CONFIG_PSI): stall "
+				 "events carry no PSI; the tracer watches procs_blocked instead",
+				 rel);
+	else if (n == -EOPNOTSUPP)
+		pl__probe_absent(PL_PROBE_PSI, false,
+				 "/proc/%s: PSI is disabled (psi=0 on the kernel command line): "
+				 "stall events carry no PSI",
+				 rel);
+	else if (!*reported) {
 		*reported = true;
-		if (n == -ENOENT)
-			pl__log_info("%s: absent (kernel before 4.20 or without CONFIG_PSI); "
-				     "stall events carry no PSI",
-				     rel);
-		else if (n == -EOPNOTSUPP)
-			pl__log_info("%s: PSI is disabled (psi=0); stall events carry no PSI", rel);
-		else if (n < 0)
+		if (n < 0)
 			pl__log_warnc((int)-n, "%s: cannot read", rel);
 		else
 			pl__log_warnx("%s: unexpected contents, ignored", rel);
@@ -267,12 +277,16 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	}
 }
 
+/* Probe "delayacct" forced absent reads as off: delays are not counted. */
 enum pl_delayacct pl__tracer_read_delayacct(int rootfd)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
-	ssize_t n = pl__procfile_read_once(&pf, rootfd, "sys/kernel/task_delayacct");
 	enum pl_delayacct d = PL_DELAYACCT_UNREADABLE;
+	ssize_t n;
 
+	if (pl__probe_forced(PL_PROBE_DELAYACCT))
+		return PL_DELAYACCT_OFF;
+	n = pl__procfile_read_once(&pf, rootfd, "sys/kernel/task_delayacct");
 	if (n == -ENOENT)
 		d = PL_DELAYACCT_ABSENT;
 	else if (n > 0 && (pf.buf[0] == '0' || pf.buf[0] == '1') &&

@@ -88,7 +88,7 @@ PL_EXPORT int open64(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	MODE_ARG(flags, mode);
-	return opened(pl__real.open64(path, flags, mode), path);
+	return opened(pl__real.lfs_open(path, flags, mode), path);
 }
 
 PL_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -96,13 +96,13 @@ PL_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	MODE_ARG(flags, mode);
-	return opened(pl__real.openat64(dirfd, path, flags, mode),
+	return opened(pl__real.lfs_openat(dirfd, path, flags, mode),
 		      dirfd == AT_FDCWD ? path : NULL);
 }
 
 PL_EXPORT int creat64(const char *path, mode_t mode)
 {
-	return opened(pl__real.creat64(path, mode), path);
+	return opened(pl__real.lfs_creat(path, mode), path);
 }
 
 PL_EXPORT int __open_2(const char *path, int flags)

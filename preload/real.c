@@ -205,7 +205,7 @@ static int resolve_open64(const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return RESOLVE(open64, pl_open_fn, "open64", "open", sys_open)(path, flags,
+	return RESOLVE(lfs_open, pl_open_fn, "open64", "open", sys_open)(path, flags,
 										     mode);
 }
 
@@ -223,7 +223,7 @@ static int resolve_openat64(int dirfd, const char *path, int flags, ...)
 	mode_t mode = 0;
 
 	OPEN_MODE(flags, mode);
-	return RESOLVE(openat64, pl_openat_fn, "openat64", "openat", sys_openat)(
+	return RESOLVE(lfs_openat, pl_openat_fn, "openat64", "openat", sys_openat)(
 		dirfd, path, flags, mode);
 }
 
@@ -256,7 +256,7 @@ static int resolve_creat(const char *path, mode_t mode)
 
 static int resolve_creat64(const char *path, mode_t mode)
 {
-	return RESOLVE(creat64, pl_creat_fn, "creat64", "creat", sys_creat)(path,
+	return RESOLVE(lfs_creat, pl_creat_fn, "creat64", "creat", sys_creat)(path,
 											   mode);
 }
 
@@ -301,15 +301,15 @@ struct pl_real pl__real = {
 	.ioctl = resolve_ioctl,
 	.ioctl_time64 = resolve_ioctl_time64,
 	.open = resolve_open,
-	.open64 = resolve_open64,
+	.lfs_open = resolve_open64,
 	.openat = resolve_openat,
-	.openat64 = resolve_openat64,
+	.lfs_openat = resolve_openat64,
 	.open_2 = resolve_open_2,
 	.open64_2 = resolve_open64_2,
 	.openat_2 = resolve_openat_2,
 	.openat64_2 = resolve_openat64_2,
 	.creat = resolve_creat,
-	.creat64 = resolve_creat64,
+	.lfs_creat = resolve_creat64,
 	.close = resolve_close,
 	.close_range = resolve_close_range,
 	.closefrom = resolve_closefrom,
@@ -326,15 +326,15 @@ void pl__real_resolve_all(void)
 	(void)RESOLVE(ioctl_time64, pl_ioctl_fn, "__ioctl_time64", "ioctl", sys_ioctl);
 #endif
 	(void)RESOLVE(open, pl_open_fn, "open", NULL, sys_open);
-	(void)RESOLVE(open64, pl_open_fn, "open64", "open", sys_open);
+	(void)RESOLVE(lfs_open, pl_open_fn, "open64", "open", sys_open);
 	(void)RESOLVE(openat, pl_openat_fn, "openat", NULL, sys_openat);
-	(void)RESOLVE(openat64, pl_openat_fn, "openat64", "openat", sys_openat);
+	(void)RESOLVE(lfs_openat, pl_openat_fn, "openat64", "openat", sys_openat);
 	(void)RESOLVE(open_2, pl_open2_fn, "__open_2", NULL, sys_open_2);
 	(void)RESOLVE(open64_2, pl_open2_fn, "__open64_2", "__open_2", sys_open_2);
 	(void)RESOLVE(openat_2, pl_openat2_fn, "__openat_2", NULL, sys_openat_2);
 	(void)RESOLVE(openat64_2, pl_openat2_fn, "__openat64_2", "__openat_2", sys_openat_2);
 	(void)RESOLVE(creat, pl_creat_fn, "creat", NULL, sys_creat);
-	(void)RESOLVE(creat64, pl_creat_fn, "creat64", "creat", sys_creat);
+	(void)RESOLVE(lfs_creat, pl_creat_fn, "creat64", "creat", sys_creat);
 	(void)RESOLVE(close, pl_close_fn, "close", NULL, sys_close);
 	(void)RESOLVE(close_range, pl_close_range_fn, "close_range", NULL, sys_close_range);
 	(void)RESOLVE(closefrom, pl_closefrom_fn, "closefrom", NULL, sys_closefrom);

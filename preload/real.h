@@ -40,11 +40,13 @@ typedef int (*pl_cacheflush_fn)(void *, int, int);
 struct pl_real {
 	pl_ioctl_fn ioctl;
 	pl_ioctl_fn ioctl_time64; /* __ioctl_time64, 32-bit glibc only */
-	pl_open_fn open, open64;
-	pl_openat_fn openat, openat64;
+	/* lfs_*: open64 and the others, which musl #defines to the plain
+	 * names (so they cannot be member names) */
+	pl_open_fn open, lfs_open;
+	pl_openat_fn openat, lfs_openat;
 	pl_open2_fn open_2, open64_2;
 	pl_openat2_fn openat_2, openat64_2;
-	pl_creat_fn creat, creat64;
+	pl_creat_fn creat, lfs_creat;
 	pl_close_fn close;
 	pl_close_range_fn close_range;
 	pl_closefrom_fn closefrom;

@@ -11,6 +11,11 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+/* _IOC_SIZEMASK, _IOC_DIR and _IOC_SIZE: glibc's <sys/ioctl.h> brings
+ * them from the kernel's headers, musl's does not */
+#ifndef _IOC_SIZEMASK
+#include <linux/ioctl.h>
+#endif
 #include <unistd.h>
 
 #define FILE_MAX (64 * 1024)

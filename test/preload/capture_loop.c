@@ -40,7 +40,7 @@ __attribute__((noinline)) void invalidate_frame(void)
 
 	rt_copy_reset(&frame_buf);
 	rt_copy_arg(&frame_buf, &arg);
-	if (ioctl(frame_buf.uffd, UFFDIO_COPY, &arg) < 0)
+	if (ioctl(frame_buf.uffd, RT_REQ(UFFDIO_COPY), &arg) < 0)
 		die("frame cache sync", errno);
 }
 
@@ -51,7 +51,7 @@ __attribute__((noinline)) void diagnostic_sample(void)
 
 	rt_copy_reset(&sample_buf);
 	rt_copy_arg(&sample_buf, &arg);
-	if (ioctl(sample_buf.uffd, UFFDIO_COPY, &arg) < 0)
+	if (ioctl(sample_buf.uffd, RT_REQ(UFFDIO_COPY), &arg) < 0)
 		die("sample cache sync", errno);
 }
 

@@ -25,6 +25,14 @@
 #include <linux/dma-heap.h>
 #include <linux/udmabuf.h>
 
+/* musl declares ioctl(int, int, ...): a request above INT_MAX is passed as
+ * the int it becomes there (as in real_ioctls.h) */
+#ifdef __GLIBC__
+#define REQ(r) (r)
+#else
+#define REQ(r) ((int)(r))
+#endif
+
 #ifdef __GLIBC__
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
@@ -288,7 +296,7 @@ static int make_dmabuf(void)
 		memset(&alloc, 0, sizeof(alloc));
 		alloc.len = (unsigned long long)(4 * page);
 		alloc.fd_flags = O_RDWR | O_CLOEXEC;
-		if (ioctl(dev, DMA_HEAP_IOCTL_ALLOC, &alloc) == 0)
+		if (ioctl(dev, REQ(DMA_HEAP_IOCTL_ALLOC), &alloc) == 0)
 			buf = (int)alloc.fd;
 		close(dev);
 	}

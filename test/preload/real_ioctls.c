@@ -127,11 +127,11 @@ int rt_events_wait(struct rt_events *e)
 	struct seccomp_notif_resp resp;
 
 	memset(&req, 0, sizeof(req)); /* the kernel insists */
-	if (ioctl(e->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+	if (ioctl(e->listener, RT_REQ(SECCOMP_IOCTL_NOTIF_RECV), &req) < 0)
 		return -errno;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
-	if (ioctl(e->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+	if (ioctl(e->listener, RT_REQ(SECCOMP_IOCTL_NOTIF_SEND), &resp) < 0)
 		return -errno;
 	return 0;
 }
@@ -170,7 +170,7 @@ int rt_copy_open(struct rt_copy *c, size_t len)
 		c->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (c->uffd < 0)
 		return -errno;
-	if (ioctl(c->uffd, UFFDIO_API, &api) < 0)
+	if (ioctl(c->uffd, RT_REQ(UFFDIO_API), &api) < 0)
 		goto fail;
 	c->dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	c->src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -181,7 +181,7 @@ int rt_copy_open(struct rt_copy *c, size_t len)
 	reg.range.start = (uintptr_t)c->dst;
 	reg.range.len = len;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(c->uffd, UFFDIO_REGISTER, &reg) < 0)
+	if (ioctl(c->uffd, RT_REQ(UFFDIO_REGISTER), &reg) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -214,7 +214,7 @@ void rt_copy_arg_partial(struct rt_copy *c, struct uffdio_copy *arg)
 	memset(&zero, 0, sizeof(zero));
 	zero.range.start = (uintptr_t)c->dst + (uintptr_t)page;
 	zero.range.len = (uint64_t)page;
-	ioctl(c->uffd, UFFDIO_ZEROPAGE, &zero);
+	ioctl(c->uffd, RT_REQ(UFFDIO_ZEROPAGE), &zero);
 	memset(arg, 0, sizeof(*arg));
 	arg->dst = (uintptr_t)c->dst;
 	arg->src = (uintptr_t)c->src;

@@ -22,6 +22,14 @@
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 
+/* musl declares ioctl(int, int, ...): a request above INT_MAX is passed as
+ * the int it becomes there, as a program built against musl passes it. */
+#ifdef __GLIBC__
+#define RT_REQ(r) (r)
+#else
+#define RT_REQ(r) ((int)(r))
+#endif
+
 struct rt_events {
 	int listener;        /* the seccomp notification fd: ioctl it to wait */
 	pthread_t producer;

@@ -102,7 +102,12 @@ int main(void)
 		if (!ok_b || !ok_c)
 			printf("#   dormant: %s\n#   active:  %s\n", lb, lc);
 	}
+	/* musl has no __open_2 family: the probe prints five lines fewer */
+#ifdef __GLIBC__
 	TAP_OK(lines > 60 && !*pb && !*pc, "all three runs printed the same %u lines", lines);
+#else
+	TAP_OK(lines > 55 && !*pb && !*pc, "all three runs printed the same %u lines", lines);
+#endif
 
 	dmabuf = strstr(bare.out, "dmabuf: available") != NULL;
 	if (!dmabuf)

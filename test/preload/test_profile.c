@@ -494,8 +494,15 @@ static void test_before_constructor(void)
 	       "early: calls made before the shim's constructor give the right results (%s)",
 	       h_oneline(r.err));
 	h_reports_load(&rs, out_path);
+#ifdef __GLIBC__
 	TAP_EQ_U64(h_stage_u64(h_last(&rs, 0), "pipe_peek", "calls"), 25,
 		   "early: they were forwarded, not counted");
+#else
+	/* musl's loader runs the preloaded constructors in load order: the
+	 * shim is set up before the early library's calls, which count */
+	TAP_EQ_U64(h_stage_u64(h_last(&rs, 0), "pipe_peek", "calls"), 30,
+		   "early (musl: the shim's constructor ran first): counted as well");
+#endif
 	h_reports_free(&rs);
 	h_run_free(&r);
 }

@@ -125,7 +125,7 @@ __attribute__((noinline)) void copy_site_a(void)
 
 	rt_copy_reset(&copier);
 	rt_copy_arg(&copier, &arg);
-	check(ioctl(copier.uffd, UFFDIO_COPY, &arg) == 0 && arg.copy == (int64_t)copier.len,
+	check(ioctl(copier.uffd, RT_REQ(UFFDIO_COPY), &arg) == 0 && arg.copy == (int64_t)copier.len,
 	      "UFFDIO_COPY (a)");
 }
 
@@ -136,7 +136,7 @@ __attribute__((noinline)) void copy_site_b(void)
 
 	rt_copy_reset(&copier);
 	rt_copy_arg(&copier, &arg);
-	check(ioctl(copier.uffd, UFFDIO_COPY, &arg) == 0 && arg.copy == (int64_t)copier.len,
+	check(ioctl(copier.uffd, RT_REQ(UFFDIO_COPY), &arg) == 0 && arg.copy == (int64_t)copier.len,
 	      "UFFDIO_COPY (b)");
 }
 
@@ -147,7 +147,7 @@ __attribute__((noinline)) void copy_partial(void)
 	int r;
 
 	rt_copy_arg_partial(&copier, &arg);
-	r = ioctl(copier.uffd, UFFDIO_COPY, &arg);
+	r = ioctl(copier.uffd, RT_REQ(UFFDIO_COPY), &arg);
 	check(r == -1 && errno == EAGAIN, "a partial UFFDIO_COPY is EAGAIN");
 }
 
