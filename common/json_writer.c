@@ -77,10 +77,11 @@ static void putf(struct pl_json *j, const char *fmt, ...)
 	put(j, tmp, (size_t)n);
 }
 
-static void put_string(struct pl_json *j, const char *s)
+/* At most n bytes of s, ending early at a NUL. */
+static void put_string_n(struct pl_json *j, const char *s, size_t n)
 {
 	put(j, "\"", 1);
-	for (; *s; s++) {
+	for (; n && *s; s++, n--) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\') {
@@ -109,7 +110,7 @@ static void prefix(struct pl_json *j, const char *key)
 		j->need_comma[j->depth] = true;
 	}
 	if (key) {
-		put_string(j, key);
+		put_string_n(j, key, SIZE_MAX);
 		put(j, ":", 1);
 	}
 }
@@ -145,9 +146,15 @@ void pl__json_str(struct pl_json *j, const char *key, const char *value)
 {
 	prefix(j, key);
 	if (value)
-		put_string(j, value);
+		put_string_n(j, value, SIZE_MAX);
 	else
 		put(j, "null", 4);
+}
+
+void pl__json_str_n(struct pl_json *j, const char *key, const char *value, size_t len)
+{
+	prefix(j, key);
+	put_string_n(j, value, len);
 }
 
 void pl__json_u64(struct pl_json *j, const char *key, uint64_t value)

@@ -39,6 +39,8 @@ void pl__json_end_object(struct pl_json *j);
 void pl__json_begin_array(struct pl_json *j, const char *key);
 void pl__json_end_array(struct pl_json *j);
 void pl__json_str(struct pl_json *j, const char *key, const char *value);
+/* A string of at most len bytes (it may end earlier, at a NUL). */
+void pl__json_str_n(struct pl_json *j, const char *key, const char *value, size_t len);
 void pl__json_u64(struct pl_json *j, const char *key, uint64_t value);
 void pl__json_i64(struct pl_json *j, const char *key, int64_t value);
 /* decimals: digits after the point; NaN and infinities are written as null. */

@@ -72,11 +72,21 @@ size_t pl__wire_message_size(uint32_t payload_len, uint32_t pad)
 	return n;
 }
 
+uint64_t pl__wire_payload_hash(const void *payload, size_t len)
+{
+	return XXH3_64bits(payload, len);
+}
+
 void pl__wire_encode_header(uint8_t out[PL_WIRE_HEADER_SIZE], struct pl_wire_header *hdr,
 			    const void *payload)
 {
-	hdr->version = PL_WIRE_VERSION;
 	hdr->payload_xxh3 = XXH3_64bits(payload, hdr->payload_len);
+	pl__wire_encode_header_hashed(out, hdr);
+}
+
+void pl__wire_encode_header_hashed(uint8_t out[PL_WIRE_HEADER_SIZE], struct pl_wire_header *hdr)
+{
+	hdr->version = PL_WIRE_VERSION;
 	put32(out + OFF_MAGIC, PL_WIRE_MAGIC);
 	out[OFF_VERSION] = hdr->version;
 	out[OFF_TYPE] = hdr->type;

@@ -67,6 +67,11 @@ size_t pl__wire_message_size(uint32_t payload_len, uint32_t pad);
  * payload (payload_len bytes). */
 void pl__wire_encode_header(uint8_t out[PL_WIRE_HEADER_SIZE], struct pl_wire_header *hdr,
 			    const void *payload);
+/* The payload checksum alone, for a sender that computes it ahead of time
+ * (where the frame is made, off the link's critical path)... */
+uint64_t pl__wire_payload_hash(const void *payload, size_t len);
+/* ...and the header with hdr->payload_xxh3 as given. */
+void pl__wire_encode_header_hashed(uint8_t out[PL_WIRE_HEADER_SIZE], struct pl_wire_header *hdr);
 
 /* Check and decode 48 header bytes. Does not look at the payload. */
 enum pl_wire_error pl__wire_decode_header(const uint8_t in[PL_WIRE_HEADER_SIZE],

@@ -29,6 +29,8 @@ enum field {
 	F_T_MS, F_T_P99, F_T_MAX, F_T_READERR,
 	F_R_STATE, F_R_ERROR, F_R_INTERVAL, F_R_LATE, F_R_SAMPLES, F_R_PROCS, F_R_MS, F_R_MAX,
 	F_C_SERVED, F_C_REFUSED, F_C_ERRORS, F_C_TIMEOUTS, F_C_BUSY,
+	F_L_STATE, F_L_TRANSPORT, F_L_FRAMES, F_L_HELD, F_L_RTT_MAX, F_L_TEL, F_L_TEL_DROPPED,
+	F_P_ACCEPTED, F_P_REFUSED, F_P_LINES, F_P_UNROUTED,
 	F_COUNT
 };
 
@@ -66,6 +68,17 @@ static const char *const field_path[F_COUNT] = {
 	[F_C_ERRORS] = "control.errors",
 	[F_C_TIMEOUTS] = "control.timeouts",
 	[F_C_BUSY] = "control.busy",
+	[F_L_STATE] = "modules.link.state",
+	[F_L_TRANSPORT] = "modules.link.transport",
+	[F_L_FRAMES] = "modules.link.totals.frames_sent",
+	[F_L_HELD] = "modules.link.totals.frames_held",
+	[F_L_RTT_MAX] = "modules.link.totals.max_rtt_ms",
+	[F_L_TEL] = "modules.link.telemetry_sent",
+	[F_L_TEL_DROPPED] = "modules.link.telemetry_dropped",
+	[F_P_ACCEPTED] = "modules.collector.accepted",
+	[F_P_REFUSED] = "modules.collector.refused",
+	[F_P_LINES] = "producers.lines",
+	[F_P_UNROUTED] = "producers.replies_unrouted",
 };
 
 struct summary {
@@ -180,7 +193,18 @@ static void print_summary(const struct summary *s)
 	if (s->found[F_R_SAMPLES])
 		printf("; %s samples, %s processes, sample cost %s ms (max %s)",
 		       get(s, F_R_SAMPLES), get(s, F_R_PROCS), get(s, F_R_MS), get(s, F_R_MAX));
-	printf("\n  %-10s %s answered, %s refused, %s bad requests, %s timed out, %s busy\n",
+	printf("\n");
+	if (s->found[F_L_STATE])
+		printf("  %-10s %s over %s; %s frames sent, %s held, round trip max %s ms; "
+		       "telemetry %s sent, %s dropped\n",
+		       "link", get(s, F_L_STATE), get(s, F_L_TRANSPORT), get(s, F_L_FRAMES),
+		       get(s, F_L_HELD), get(s, F_L_RTT_MAX), get(s, F_L_TEL), get(s, F_L_TEL_DROPPED));
+	if (s->found[F_P_ACCEPTED])
+		printf("  %-10s %s connected so far (%s refused), %s telemetry lines, %s replies "
+		       "with no producer\n",
+		       "producers", get(s, F_P_ACCEPTED), get(s, F_P_REFUSED), get(s, F_P_LINES),
+		       get(s, F_P_UNROUTED));
+	printf("  %-10s %s answered, %s refused, %s bad requests, %s timed out, %s busy\n",
 	       "control", get(s, F_C_SERVED), get(s, F_C_REFUSED), get(s, F_C_ERRORS),
 	       get(s, F_C_TIMEOUTS), get(s, F_C_BUSY));
 }

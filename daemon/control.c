@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "json_writer.h"
 #include "log.h"
+#include "unix_listen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -334,100 +335,15 @@ static void on_sweep(void *ctx, uint64_t expirations)
 	}
 }
 
-/* A socket file left behind by a daemon that died: nobody accepts on it. */
-static int take_over_path(const struct sockaddr_un *sun)
-{
-	struct stat st;
-	int fd, ret;
-
-	if (lstat(sun->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	do
-		ret = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	while (ret < 0 && errno == EINTR);
-	ret = ret == 0 ? -EADDRINUSE : errno == ECONNREFUSED ? 0 : -errno;
-	close(fd);
-	if (ret == 0 && unlink(sun->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return ret;
-}
-
-static int make_parent_dir(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int bind_socket(struct pl_control *c, char *err, size_t errlen)
 {
-	struct sockaddr_un sun;
-	mode_t old_umask;
-	int ret;
+	int fd = pl__unix_listen(c->path, SOCK_STREAM, c->policy.has_group, c->policy.gid,
+				 "control-socket", err, errlen);
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(c->path) >= sizeof(sun.sun_path) || c->path[0] == '\0') {
-		seterr(err, errlen, "control-socket: '%s' is empty or too long (max %zu bytes)",
-		       c->path, sizeof(sun.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	memcpy(sun.sun_path, c->path, strlen(c->path));
-	ret = make_parent_dir(c->path);
-	if (ret < 0) {
-		seterr(err, errlen, "control-socket: cannot create the directory of %s: %s",
-		       c->path, strerror(-ret));
-		return ret;
-	}
-	ret = take_over_path(&sun);
-	if (ret < 0) {
-		seterr(err, errlen, "control-socket: %s: %s", c->path,
-		       ret == -EADDRINUSE ? "another perflinkd is listening there"
-		       : ret == -EEXIST   ? "exists and is not a socket"
-					  : strerror(-ret));
-		return ret;
-	}
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		ret = -errno;
-		seterr(err, errlen, "control-socket: socket: %s", strerror(errno));
-		return ret;
-	}
-	/* The file is created by bind with the umask applied: make it
-	 * owner-only from the start, widen to the group once chowned. */
-	old_umask = umask(0177);
-	ret = bind(c->fd, (const struct sockaddr *)&sun, sizeof(sun));
-	umask(old_umask);
-	if (ret < 0) {
-		ret = -errno;
-		seterr(err, errlen, "control-socket: bind %s: %s", c->path, strerror(errno));
-		return ret;
-	}
+	if (fd < 0)
+		return fd;
+	c->fd = fd;
 	c->bound = true;
-	if (c->policy.has_group && chown(c->path, (uid_t)-1, c->policy.gid) < 0) {
-		ret = -errno;
-		seterr(err, errlen, "control-socket: chown %s to the control-group: %s", c->path,
-		       strerror(errno));
-		return ret;
-	}
-	if (chmod(c->path, 0660) < 0 || listen(c->fd, 64) < 0) {
-		ret = -errno;
-		seterr(err, errlen, "control-socket: %s: %s", c->path, strerror(errno));
-		return ret;
-	}
 	return 0;
 }
 

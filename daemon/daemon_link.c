@@ -17,16 +17,19 @@ struct pl_daemon_link {
 	struct pl_json j;
 	uint64_t telemetry_sent, telemetry_dropped, host_messages;
 	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
+	pl__daemon_link_reply_fn on_reply;
+	void *reply_ctx;
 };
 
-/* Replies and commands have no producer to go to yet: counted. */
+/* Replies go to the producer of the frame; commands are counted (none is
+ * defined yet). */
 static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
 {
 	struct pl_daemon_link *dl = ctx;
 
-	(void)hdr;
-	(void)payload;
 	dl->host_messages++;
+	if (hdr->type == PL_MSG_REPLY && dl->on_reply)
+		dl->on_reply(dl->reply_ctx, hdr->frame_id, payload, hdr->payload_len);
 }
 
 static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct pl_link_stats *st)
@@ -53,6 +56,9 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	pl__json_double(j, "max_backlog_kb", (double)st->tx.max_backlog_bytes / 1024, 1);
 	pl__json_double(j, "max_backlog_ms", (double)st->tx.max_backlog_ns / 1e6, 2);
 	pl__json_u64(j, "rearms", st->rearms);
+	pl__json_u64(j, "replies", st->replies_matched);
+	pl__json_double(j, "last_rtt_ms", (double)st->last_rtt_ns / 1e6, 3);
+	pl__json_double(j, "max_rtt_ms", (double)st->max_rtt_ns / 1e6, 3);
 	pl__json_u64(j, "host_messages", dl->host_messages);
 	pl__json_end_object(j);
 }
@@ -84,7 +90,8 @@ static void on_diag(void *ctx, uint64_t expirations)
 }
 
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
-			  const struct pl_link_settings *s)
+			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
+			  void *reply_ctx)
 {
 	static const struct pl_link_handlers h = { NULL, NULL, on_message, NULL };
 	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
@@ -94,10 +101,12 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 	if (!dl)
 		return -ENOMEM;
 	pl__json_init(&dl->j);
+	dl->on_reply = on_reply;
+	dl->reply_ctx = reply_ctx;
 	pl__link_config_default(&lc);
 	pl__link_settings_apply(s, &lc);
 	if ((err = pl__link_open(&dl->link, &lc, loop, &h, dl)) < 0) {
-		pl__log_warnc(err, "link: cannot start on %s", s->ffs_dir);
+		pl__log_warnc(err, "link: cannot start on %s", s->tcp_listen ? s->tcp_listen : s->ffs_dir);
 		free(dl);
 		return err;
 	}
@@ -119,6 +128,14 @@ void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 		dl->telemetry_sent++;
 }
 
+int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,
+			  size_t len, const uint64_t *payload_xxh3)
+{
+	if (payload_xxh3)
+		return pl__link_send_frame_hashed(dl->link, frame_id, 0, data, len, *payload_xxh3);
+	return pl__link_send_frame(dl->link, frame_id, 0, data, len);
+}
+
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 {
 	struct pl_link_stats st;
@@ -126,6 +143,9 @@ void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 	pl__link_get_stats(dl->link, &st);
 	pl__json_begin_object(j, "link");
 	pl__json_str(j, "state", st.up ? "up" : "waiting for the host");
+	pl__json_str(j, "transport", st.transport);
+	if (pl__link_tcp_port(dl->link))
+		pl__json_u64(j, "tcp_port", pl__link_tcp_port(dl->link));
 	pl__json_u64(j, "packet_size", st.packet_size);
 	pl__json_u64(j, "telemetry_sent", dl->telemetry_sent);
 	pl__json_u64(j, "telemetry_dropped", dl->telemetry_dropped);
@@ -146,12 +166,15 @@ void pl__daemon_link_stop(struct pl_daemon_link *dl)
 #else /* no libaio: the link is not part of this build */
 
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
-			  const struct pl_link_settings *s)
+			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
+			  void *reply_ctx)
 {
 	(void)out;
 	(void)loop;
 	(void)s;
-	pl__log_warnx("link: this perflinkd was built without libaio: no USB link");
+	(void)on_reply;
+	(void)reply_ctx;
+	pl__log_warnx("link: this perflinkd was built without libaio: no link");
 	return -ENOTSUP;
 }
 
@@ -159,6 +182,17 @@ void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 {
 	(void)dl;
 	(void)json_line;
+}
+
+int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,
+			  size_t len, const uint64_t *payload_xxh3)
+{
+	(void)dl;
+	(void)frame_id;
+	(void)data;
+	(void)len;
+	(void)payload_xxh3;
+	return -ENOTSUP;
 }
 
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)

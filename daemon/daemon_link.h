@@ -9,11 +9,24 @@
 #include "json_writer.h"
 #include "link_options.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct pl_daemon_link;
 
-/* 0, or -errno (logged); -ENOTSUP where the link is not built (no libaio). */
+/* The host's reply to a frame (frame_id as on the wire). */
+typedef void (*pl__daemon_link_reply_fn)(void *ctx, uint64_t frame_id, const uint8_t *payload,
+					 size_t len);
+
+/* 0, or -errno (logged); -ENOTSUP where the link is not built (no libaio).
+ * on_reply may be NULL (replies are then counted only). */
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
-			  const struct pl_link_settings *s);
+			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
+			  void *reply_ctx);
+/* A producer's frame: 0 sent, 1 or 2 held (newest wins), -errno not sent
+ * (-ENOTCONN: no host). payload_xxh3: its wire checksum, or NULL. */
+int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,
+			  size_t len, const uint64_t *payload_xxh3);
 /* Hand one JSON line (ending in '\n') to the host; dropped and counted
  * while the host is not there or the queue is full. */
 void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line);

@@ -29,6 +29,10 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		{ "control-group", PL_OPT_STRING, &cfg->control_group, 0, 0, "GROUP",
 		  "group (name or number) allowed on the control socket, besides root and "
 		  "perflinkd's user" },
+		{ "producer-socket", PL_OPT_STRING, &cfg->producer_socket, 0, 0, "PATH",
+		  "unix socket where producers (libperflink, the preload library) connect; "
+		  "their frames and telemetry go over the link (default: \"producers\" next "
+		  "to the control socket; \"\" for none)" },
 		{ "pidfile", PL_OPT_STRING, &cfg->pidfile, 0, 0, "PATH",
 		  "write the pid here, locked while running (for init scripts without "
 		  "start-stop-daemon)" },
@@ -37,7 +41,8 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,
 		  "run the process resource sampler (its settings: resources-*)" },
 		{ "link", PL_OPT_BOOL, &cfg->link, 0, 0, NULL,
-		  "run the USB link to perflink-host (FunctionFS + AIO; its settings: link-*); "
+		  "run the link to perflink-host (USB: FunctionFS + AIO, or TCP with link-tcp; "
+		  "its settings: link-*); "
 		  "the tracer's events and the sampler's lines go over it as telemetry" },
 		PL_OPT_END,
 	};
@@ -93,9 +98,10 @@ void pl__daemon_config_free(struct pl_daemon_config *cfg)
 	/* The tracer's and sampler's strings are theirs to free. */
 	free(cfg->config_path);
 	free(cfg->control_socket);
+	free(cfg->producer_socket);
 	free(cfg->control_group);
 	free(cfg->pidfile);
-	cfg->config_path = cfg->control_socket = cfg->control_group = cfg->pidfile = NULL;
+	cfg->config_path = cfg->control_socket = cfg->producer_socket = cfg->control_group = cfg->pidfile = NULL;
 	pl__tracer_config_free(&cfg->tracer);
 	pl__resources_config_free(&cfg->res);
 	pl__link_settings_free(&cfg->link_cfg);

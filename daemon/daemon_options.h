@@ -32,6 +32,7 @@ struct pl_daemon_config {
 	bool verbose;
 	char *control_socket;
 	char *control_group;
+	char *producer_socket; /* "" or NULL: no collector */
 	char *pidfile;
 	bool trace;
 	bool resources;

@@ -1,6 +1,10 @@
-/* The device end of the link: a FunctionFS gadget sending and receiving
- * perflink wire messages (docs/wire.md) with native AIO, driven by the
- * daemon's event loop.
+/* The device end of the link: perflink wire messages (docs/wire.md) to and
+ * from the host, over a FunctionFS gadget with native AIO (the default on a
+ * device) or over TCP (link_port.h), driven by the daemon's event loop.
+ *
+ * The link answers the host's pings itself (clock offset) and measures each
+ * frame's round trip from its send to the host's reply, which it reports to
+ * the host as frame_latency telemetry (link_latency.h).
  *
  * Frames are latency-critical: one that does not fit the in-flight budget is
  * held, not sent, and a newer frame replaces a held one (counted). Other
@@ -23,6 +27,7 @@
 struct pl_link;
 
 struct pl_link_config {
+	const char *tcp_listen;      /* "HOST:PORT": the TCP port instead of USB */
 	const char *ffs_dir;         /* a mounted functionfs instance */
 	bool setup_gadget;           /* make the gadget through configfs first */
 	struct pl_gadget_config gadget;
@@ -47,6 +52,7 @@ struct pl_link_handlers {
 
 struct pl_link_stats {
 	bool up;
+	const char *transport;       /* "usb" or "tcp" */
 	unsigned packet_size;
 	uint64_t frames_sent, frames_held, frames_replaced; /* replaced: a held one lost */
 	bool frames_held_now; /* a frame is held at this moment */
@@ -59,6 +65,9 @@ struct pl_link_stats {
 	uint64_t rx_messages;
 	uint64_t rx_errors[PL_WIRE_ERROR_COUNT];
 	uint64_t rx_skipped_bytes;
+	uint64_t pings, replies_matched;
+	uint64_t hash_ns;            /* spent computing payload checksums */
+	uint64_t last_rtt_ns, max_rtt_ns, latency_dropped;
 };
 
 void pl__link_config_default(struct pl_link_config *cfg);
@@ -69,6 +78,11 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
  * never sent), -ENOTCONN when the host is not there, other -errno. */
 int pl__link_send_frame(struct pl_link *l, uint64_t frame_id, uint16_t flags,
 			const void *payload, size_t len);
+/* The same with the payload's XXH3 computed by the caller
+ * (pl__wire_payload_hash), where the frame was made: the link then only
+ * submits. A wrong hash makes the host reject this frame, nothing else. */
+int pl__link_send_frame_hashed(struct pl_link *l, uint64_t frame_id, uint16_t flags,
+			       const void *payload, size_t len, uint64_t payload_xxh3);
 /* Send any other message now or queue it (copied). 0 sent, 1 queued,
  * -ENOBUFS when the queue is full (dropped and counted), -ENOTCONN. */
 int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len);
@@ -76,6 +90,8 @@ bool pl__link_is_up(const struct pl_link *l);
 /* Whether a frame of len bytes would be sent at once (not held): for
  * producers that prefer to wait for room rather than have frames replaced. */
 bool pl__link_frame_fits(const struct pl_link *l, size_t len);
+/* The TCP port listened on (useful with port 0), 0 on USB. */
+unsigned pl__link_tcp_port(const struct pl_link *l);
 void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out);
 void pl__link_close(struct pl_link *l);
 

@@ -8,6 +8,9 @@
 void pl__link_settings_init(struct pl_link_settings *s)
 {
 	const struct pl_option table[] = {
+		{ "tcp", PL_OPT_STRING, &s->tcp_listen, 0, 0, "HOST:PORT",
+		  "use the TCP transport instead of USB: listen on HOST:PORT ([V6]:PORT, "
+		  ":PORT for every address) for perflink-host --tcp" },
 		{ "ffs-dir", PL_OPT_STRING, &s->ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance (made there with setup-gadget)" },
 		{ "setup-gadget", PL_OPT_BOOL, &s->setup_gadget, 0, 0, NULL,
@@ -60,6 +63,7 @@ const struct pl_option *pl__link_settings_options(struct pl_link_settings *s)
 
 void pl__link_settings_apply(const struct pl_link_settings *s, struct pl_link_config *cfg)
 {
+	cfg->tcp_listen = s->tcp_listen;
 	cfg->ffs_dir = s->ffs_dir;
 	cfg->setup_gadget = s->setup_gadget;
 	cfg->gadget.mount_dir = s->ffs_dir;

@@ -7,6 +7,7 @@
  * at their own intervals. A module whose tick fails is closed and reported
  * in `perflink status`; the daemon keeps running. With link = yes their
  * lines also go to the host over the USB link, as telemetry. */
+#include "collector.h"
 #include "control.h"
 #include "daemon_link.h"
 #include "daemon_options.h"
@@ -53,6 +54,8 @@ struct daemon {
 	struct pl_resources_stats res_last;
 	struct module trace_m, res_m;
 	struct pl_daemon_link *link;
+	struct pl_collector *collector;
+	uint64_t producer_lines, producer_frames_without_link, replies_unrouted;
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
 };
@@ -75,6 +78,37 @@ static void on_resource_line(void *ctx, const char *json_line)
 	d->res_m.forwarded++;
 	if (d->link)
 		pl__daemon_link_telemetry(d->link, json_line);
+}
+
+/* What producers hand to the collector: frames and lines to the host. */
+static int on_producer_frame(void *ctx, uint64_t frame_id, const void *data, size_t len,
+			     const uint64_t *payload_xxh3)
+{
+	struct daemon *d = ctx;
+
+	if (!d->link) {
+		d->producer_frames_without_link++;
+		return -ENOTCONN;
+	}
+	return pl__daemon_link_frame(d->link, frame_id, data, len, payload_xxh3);
+}
+
+static void on_producer_line(void *ctx, const char *line, size_t len)
+{
+	struct daemon *d = ctx;
+
+	(void)len;
+	d->producer_lines++;
+	if (d->link)
+		pl__daemon_link_telemetry(d->link, line);
+}
+
+static void on_host_reply(void *ctx, uint64_t frame_id, const uint8_t *payload, size_t len)
+{
+	struct daemon *d = ctx;
+
+	if (!d->collector || pl__collector_reply(d->collector, frame_id, payload, len) < 0)
+		d->replies_unrouted++;
 }
 
 static void module_stopped(struct module *m, int ret)
@@ -327,6 +361,14 @@ static int status_json(void *ctx, struct pl_json *j)
 	json_resources(j, d);
 	if (d->link)
 		pl__daemon_link_status(d->link, j);
+	if (d->collector) {
+		pl__collector_status(d->collector, j);
+	}
+	pl__json_end_object(j);
+	pl__json_begin_object(j, "producers");
+	pl__json_u64(j, "lines", d->producer_lines);
+	pl__json_u64(j, "frames_without_link", d->producer_frames_without_link);
+	pl__json_u64(j, "replies_unrouted", d->replies_unrouted);
 	pl__json_end_object(j);
 	json_self(j, d);
 	pl__control_get_stats(d->control, &cs);
@@ -397,14 +439,42 @@ static int open_all(struct daemon *d)
 		return ret;
 	}
 	/* The link first, so that the modules' first lines can go out. */
-	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg)) < 0)
+	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg,
+							 on_host_reply, d)) < 0)
 		return ret;
+	if (!d->cfg.producer_socket || *d->cfg.producer_socket) {
+		static const struct pl_collector_sink sink = { on_producer_frame, on_producer_line };
+		struct pl_collector_config col = {
+			.path = d->cfg.producer_socket,
+			.group = d->cfg.control_group,
+			.max_frame_bytes = 4u << 20,
+		};
+		char path[256];
+
+		/* Unset: next to the control socket, so that two daemons with
+		 * their own control sockets never share it. */
+		if (!col.path) {
+			const char *slash = strrchr(d->cfg.control_socket, '/');
+			int dir_len = slash ? (int)(slash - d->cfg.control_socket) : 1;
+
+			snprintf(path, sizeof(path), "%.*s/producers", dir_len,
+				 slash ? d->cfg.control_socket : ".");
+			col.path = path;
+		}
+		ret = pl__collector_open(&d->collector, d->loop, &col, &sink, d, err, sizeof(err));
+		if (ret < 0) {
+			pl__log_warnx("%s", err);
+			return ret;
+		}
+	}
 	return start_modules(d);
 }
 
 static void close_all(struct daemon *d)
 {
 	stop_modules(d);
+	pl__collector_close(d->collector);
+	d->collector = NULL;
 	pl__daemon_link_stop(d->link);
 	d->link = NULL;
 	pl__control_close(d->control);

@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "json_writer.h"
+#include "report_daemon.h"
 #include "reporter.h"
 #include "stages.h"
 #include "stats.h"
@@ -34,6 +35,7 @@ void pl__report_out_init(const struct pl_settings *s, uint32_t interval_frames)
 {
 	settings = *s;
 	interval = interval_frames;
+	pl__report_daemon_init(s);
 	start_mono_ns = pl__mono_ns();
 	pid = (int)getpid();
 	/* a relative path would follow the target's later chdir() calls */
@@ -54,6 +56,7 @@ void pl__report_out_init(const struct pl_settings *s, uint32_t interval_frames)
 
 void pl__report_out_fork_child(void)
 {
+	pl__report_daemon_fork_child();
 	report_number = 0;
 	start_mono_ns = pl__mono_ns();
 	pid = (int)getpid();
@@ -354,7 +357,8 @@ void pl__report_write(void)
 
 	if (settings.syslog_path[0])
 		syslog_begin(&sc);
-	if (settings.out_path[0]) {
+	/* The JSON line goes to the file and to perflinkd. */
+	if (settings.out_path[0] || pl__report_daemon_enabled()) {
 		j = &json;
 		pl__json_init(j);
 		pl__json_begin_object(j, NULL);
@@ -370,6 +374,7 @@ void pl__report_write(void)
 		pl__json_u64(j, "threads", snap.live_threads);
 		pl__json_u64(j, "dropped_calls", snap.dropped_calls);
 		pl__json_u64(j, "site_overflow_calls", snap.site_overflow_calls);
+		pl__json_u64(j, "daemon_dropped_reports", pl__report_daemon_dropped());
 		pl__json_begin_array(j, "stages");
 	}
 
@@ -437,8 +442,10 @@ void pl__report_write(void)
 		pl__json_end_object(j);
 		pl__json_end_object(j);
 		text = pl__json_finish(j);
-		if (text)
+		if (text && settings.out_path[0])
 			append_file(text);
+		if (text)
+			pl__report_daemon_send(text);
 		else if (!warned_out) {
 			warned_out = true;
 			pl__diag("out of memory formatting a report");

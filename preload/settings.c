@@ -1,6 +1,7 @@
 /* Environment parsing for the shim: each variable once, at load time. */
 #include "settings.h"
 #include "diag.h"
+#include "pl_config.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -133,7 +134,17 @@ void pl__settings_read(struct pl_settings *s)
 	memset(s, 0, sizeof(*s));
 	s->interval_frames = PL_INTERVAL_DEFAULT;
 	strcpy(s->syslog_path, "/dev/log");
+	strcpy(s->daemon_socket, PL_RUNSTATEDIR "/perflink/producers");
 	sample_settings(s);
+
+	/* Both the profiler and the sampler hand their reports to perflinkd. */
+	v = secure_getenv("PERFLINK_SOCKET");
+	if (v) {
+		if (*v == '\0' || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+			s->daemon_socket[0] = '\0';
+		else if (!copy_path(s->daemon_socket, sizeof(s->daemon_socket), "PERFLINK_SOCKET", v))
+			pl__diag("reports do not go to perflinkd");
+	}
 
 	v = secure_getenv("PERFLINK_PROFILE");
 	if (v && strcmp(v, "1") == 0)
@@ -181,6 +192,7 @@ void pl__settings_read(struct pl_settings *s)
 				pl__diag("PERFLINK_PROFILE_SYSLOG='%s' is not an absolute path; "
 					 "using /dev/log", v);
 			strcpy(s->syslog_path, "/dev/log");
+	strcpy(s->daemon_socket, PL_RUNSTATEDIR "/perflink/producers");
 		}
 	}
 }

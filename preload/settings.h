@@ -8,6 +8,9 @@
  *   PERFLINK_STAGES=PATH             vendor stage file (docs/stages.md)
  *   PERFLINK_PROFILE_OUT=PATH        also append JSON lines to PATH
  *   PERFLINK_PROFILE_SYSLOG=PATH|off syslog socket (default /dev/log)
+ *   PERFLINK_SOCKET=PATH|off         perflinkd's producer socket (default
+ *                                    /run/perflink/producers); reports go
+ *                                    there too when perflinkd runs
  *
  * The render sampler (docs/sampler.md), independent of the profiler:
  *   PERFLINK_SAMPLE=1                sampler on (anything else: off)
@@ -49,6 +52,7 @@ struct pl_settings {
 	char stages_path[PL_PATH_MAX];   /* "" when unset */
 	char out_path[PL_PATH_MAX];      /* "" when unset */
 	char syslog_path[PL_SUN_PATH_MAX]; /* "" when off */
+	char daemon_socket[PL_SUN_PATH_MAX]; /* "" when off */
 
 	bool sample;
 	uint32_t sample_hz;

@@ -38,6 +38,13 @@ for prog in "$@"; do
 		while read -r lib; do
 			mkdir -p "$stage$(dirname "$lib")"
 			cp -L "$lib" "$stage$lib"
+			# a library of the build tree is found through the
+			# program's $ORIGIN-relative run path, which /usr/bin
+			# breaks: put it where the loader always looks too
+			case "$lib" in
+			/lib/* | /usr/lib/* | /lib64/*) ;;
+			*) cp -L "$lib" "$stage/usr/lib/$(basename "$lib")" ;;
+			esac
 		done
 done
 

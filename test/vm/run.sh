@@ -5,6 +5,8 @@
 #   run.sh SCENARIO [PROGRAM...]      (programs are copied into /usr/bin)
 #
 # PERFLINK_VM_LOG names a file that receives the whole console output.
+# PERFLINK_VM_VARS="NAME=VALUE ..." sets variables for the scenario (values
+# without spaces), e.g. BENCH_FRAMES=5000 for bench_link.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 scenario=$1
@@ -26,10 +28,14 @@ if [ -n "${PERFLINK_VM_KVM:-}" ] && [ -w /dev/kvm ]; then
 	cpu="-cpu host"
 fi
 log=${PERFLINK_VM_LOG:-$work/console.log}
+vars=""
+for v in ${PERFLINK_VM_VARS:-}; do
+	vars="$vars perflink.var.$v"
+done
 timeout "${PERFLINK_VM_TIMEOUT:-300}" qemu-system-x86_64 \
 	-accel "$accel" $cpu -smp 2 -m 1024 -nographic -no-reboot -nic none \
 	-kernel "$kdir/vmlinux" -initrd "$work/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=3 perflink.scenario=$scenario" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=3 perflink.scenario=$scenario$vars" \
 	</dev/null >"$log" 2>&1 || true
 # show the scenario's output (not the firmware's) to the test log
 sed -n '/PERFLINK-RIG: kernel/,$p' "$log" | tr -d '\r'

@@ -1,11 +1,22 @@
-# perflinkd runs the link: it sets the gadget up, the resource sampler's
-# lines and the link's own diagnostics reach perflink-host as telemetry, and
-# `perflink status` shows the link up. Then SIGTERM stops it cleanly.
+# perflinkd runs the link over USB: it sets the gadget up, the resource
+# sampler's lines and the link's own diagnostics reach perflink-host as
+# telemetry, `perflink status` shows the link up, and an application's frames
+# (frame_producer through libperflink's shared memory, sent from there with
+# AIO) are echoed back to it by the host, every one. Then SIGTERM stops it.
 perflinkd --foreground --link --link-setup-gadget \
 	--resources --resources-pids 1 --resources-interval 0.5 --resources-out '' \
 	--control-socket /tmp/control >/tmp/daemon.out 2>&1 &
 daemon=$!
-perflink-host --reply none --telemetry-dir /tmp/telemetry --seconds 8 >/tmp/host.out 2>&1
+perflink-host --reply echo --telemetry-dir /tmp/telemetry --seconds 10 >/tmp/host.out 2>&1 &
+host=$!
+for _ in $(seq 50); do
+	perflink status --socket /tmp/control --json 2>/dev/null | grep -q '"state":"up"' && break
+	sleep 0.2
+done
+frame_producer --socket /tmp/producers --frames 60 --bytes 131072 --fps 20 \
+	--wait-replies 10 >/tmp/producer.out 2>&1
+producer_rc=$?
+wait $host
 host_rc=$?
 perflink status --socket /tmp/control --json >/tmp/status.json 2>&1
 kill -TERM $daemon
@@ -15,10 +26,13 @@ echo "--- perflinkd, exit $daemon_rc"
 cat /tmp/daemon.out
 echo "--- host, exit $host_rc"
 cat /tmp/host.out
+echo "--- producer, exit $producer_rc"
+cat /tmp/producer.out
 echo "--- status"
 cat /tmp/status.json
 samples=$(grep -c '"type":"sample"' /tmp/telemetry/telemetry.jsonl)
 diags=$(grep -c '"type":"link_diag"' /tmp/telemetry/telemetry.jsonl)
 echo "telemetry: $samples resource samples, $diags link diagnostics"
 [ "$daemon_rc" -eq 0 ] && [ "$samples" -ge 5 ] && [ "$diags" -ge 3 ] &&
-	grep -q '"link":{"state":"up"' /tmp/status.json
+	grep -q '"link":{"state":"up"' /tmp/status.json &&
+	[ "$producer_rc" -eq 0 ] && grep -q 'replies 60 bad_replies 0' /tmp/producer.out

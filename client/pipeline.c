@@ -1,0 +1,94 @@
+/* pl_frame_published (include/perflink.h): the seed's RenderPipelineSummary
+ * for renderers that annotate their frames. The arithmetic is
+ * common/pipeline_summary.c; here are the process-wide state, the 5 s
+ * period and where the summaries go (perflinkd as telemetry, and the file
+ * named by PERFLINK_PIPELINE_OUT). */
+#include "perflink.h"
+#include "clock.h"
+#include "json_writer.h"
+#include "pipeline_summary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pl_pipeline summary;
+static bool started;
+static uint64_t period_start_ns;
+/* Where the summaries go; opened lazily, at most one attempt per period. */
+static struct pl_producer *daemon_conn;
+static int out_fd = -2; /* -2: not tried yet */
+static struct pl_json json;
+
+static void open_outputs(void)
+{
+	const char *path = getenv("PERFLINK_PIPELINE_OUT");
+
+	if (out_fd == -2) {
+		out_fd = -1;
+		if (path && *path) {
+			out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			if (out_fd < 0)
+				fprintf(stderr, "perflink: PERFLINK_PIPELINE_OUT %s: %s; pipeline "
+					"summaries go only to perflinkd\n", path, strerror(errno));
+		}
+	}
+	if (!daemon_conn) {
+		struct pl_producer_options o = { .name = "pipeline", .reply_bytes = 4096,
+						 .telemetry_bytes = 64 * 1024 };
+
+		if (pl_producer_open(&daemon_conn, &o) < 0)
+			daemon_conn = NULL; /* no daemon is not an error: next period */
+	}
+}
+
+/* Send the line; called with the lock held (the summaries are rare). */
+static void emit(const char *line)
+{
+	size_t len = strlen(line);
+
+	open_outputs();
+	if (out_fd >= 0) {
+		ssize_t n;
+
+		do
+			n = write(out_fd, line, len);
+		while (n < 0 && errno == EINTR);
+	}
+	if (daemon_conn && pl_telemetry(daemon_conn, line) == -EPIPE) {
+		pl_producer_close(daemon_conn);
+		daemon_conn = NULL;
+	}
+}
+
+void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns, uint64_t published_ns,
+			uint32_t camera_stream, uint64_t frame_id, uint64_t eof_ns)
+{
+	uint64_t now = pl__mono_ns();
+
+	pthread_mutex_lock(&lock);
+	if (!started) {
+		pl__pipeline_init(&summary);
+		pl__json_init(&json);
+		period_start_ns = now;
+		started = true;
+	}
+	pl__pipeline_add(&summary, captured_ns, submitted_ns, published_ns, camera_stream,
+			 frame_id, eof_ns);
+	if (now - period_start_ns >= PL_PIPELINE_PERIOD_NS) {
+		const char *line;
+
+		period_start_ns = now;
+		pl__json_reset(&json);
+		pl__pipeline_report(&summary, &json);
+		if ((line = pl__json_finish(&json)))
+			emit(line);
+	}
+	pthread_mutex_unlock(&lock);
+}

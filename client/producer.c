@@ -1,0 +1,391 @@
+/* The producer side of common/producer_proto.h: connect to perflinkd, map
+ * the memory it made, fill frame slots in place, push records, read
+ * replies. See include/perflink.h for the contract.
+ *
+ * Also used, compiled without exported symbols, by the preload library's
+ * reporter, which is a telemetry-only producer. */
+#include "perflink.h"
+#include "pl_config.h"
+#include "producer_internal.h"
+#include "producer_proto.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET PL_RUNSTATEDIR "/perflink/producers"
+#define DEFAULT_SLOTS 4
+#define DEFAULT_RING (64u * 1024)
+
+struct pl_producer {
+	int sock, to_daemon, to_producer;
+	uint8_t *mem;
+	size_t mem_bytes;
+	struct pl_producer_shm *shm;
+	struct pl_shm_ring records, replies;
+	uint32_t slot_count, slot_bytes;
+	uint8_t *slots;
+	uint32_t id;
+	pthread_mutex_t push_lock;  /* records ring: one pusher at a time */
+	pthread_mutex_t reply_lock; /* replies ring: one popper at a time */
+	uint8_t *reply_buf;         /* a reply record is copied here (replies ring size) */
+	size_t reply_buf_len;
+	uint64_t frames_lost;       /* under push_lock */
+	uint64_t telemetry_dropped; /* under push_lock */
+};
+
+static int connect_daemon(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	do
+		ret = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static uint32_t clamp_u32(size_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The welcome, with its three fds. A daemon that refused sends no fds. */
+static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
+{
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	fds[0] = fds[1] = fds[2] = -1;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(3 * sizeof(int)))
+			memcpy(fds, CMSG_DATA(cm), 3 * sizeof(int));
+	}
+	if (n != (ssize_t)sizeof(*w) || w->magic != PL_PRODUCER_MAGIC)
+		return -EPROTO;
+	if (w->status < 0)
+		return w->status;
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0)
+		return -EPROTO;
+	return 0;
+}
+
+/* The daemon's layout must fit the memory it gave. */
+static bool layout_ok(const struct pl_producer_welcome *w, size_t mem_bytes)
+{
+	return w->records_off >= sizeof(struct pl_producer_shm) &&
+	       w->records_off + w->records_cap <= mem_bytes &&
+	       w->replies_off + w->replies_cap <= mem_bytes &&
+	       w->slot_count <= PL_PRODUCER_MAX_SLOTS &&
+	       w->slots_off + (uint64_t)w->slot_count * w->slot_bytes <= mem_bytes;
+}
+
+int pl_producer_open(struct pl_producer **out, const struct pl_producer_options *opt)
+{
+	struct pl_producer_options o = { 0 };
+	struct pl_producer_hello h;
+	struct pl_producer_welcome w;
+	struct pl_producer *p;
+	const char *path;
+	int fds[3] = { -1, -1, -1 }, ret;
+
+	if (opt)
+		o = *opt;
+	path = o.socket_path ? o.socket_path : getenv("PERFLINK_SOCKET");
+	if (!path || !*path)
+		path = DEFAULT_SOCKET;
+	if (!(p = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	p->sock = p->to_daemon = p->to_producer = -1;
+	pthread_mutex_init(&p->push_lock, NULL);
+	pthread_mutex_init(&p->reply_lock, NULL);
+	if ((ret = connect_daemon(path)) < 0)
+		goto fail;
+	p->sock = ret;
+	memset(&h, 0, sizeof(h));
+	h.magic = PL_PRODUCER_MAGIC;
+	h.version = PL_PRODUCER_VERSION;
+	h.slot_count = o.frame_bytes ? (o.frame_slots ? o.frame_slots : DEFAULT_SLOTS) : 0;
+	h.slot_bytes = clamp_u32(o.frame_bytes);
+	h.records_bytes = clamp_u32(o.telemetry_bytes ? o.telemetry_bytes : DEFAULT_RING);
+	h.replies_bytes = clamp_u32(o.reply_bytes ? o.reply_bytes : DEFAULT_RING);
+	snprintf(h.name, sizeof(h.name), "%s",
+		 o.name ? o.name : program_invocation_short_name);
+	if (send(p->sock, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+		ret = -errno;
+		goto fail;
+	}
+	if ((ret = receive_welcome(p->sock, &w, fds)) < 0) {
+		w.message[sizeof(w.message) - 1] = '\0';
+		if (ret != -EPROTO && w.message[0])
+			fprintf(stderr, "perflink: perflinkd refused this producer: %s\n",
+				w.message);
+		goto fail;
+	}
+	p->mem_bytes = w.shm_bytes;
+	if (!layout_ok(&w, p->mem_bytes)) {
+		ret = -EPROTO;
+		goto fail;
+	}
+	p->mem = mmap(NULL, p->mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (p->mem == MAP_FAILED) {
+		ret = -errno;
+		p->mem = NULL;
+		goto fail;
+	}
+	close(fds[0]);
+	fds[0] = -1;
+	p->to_daemon = fds[1];
+	p->to_producer = fds[2];
+	fds[1] = fds[2] = -1;
+	p->shm = (struct pl_producer_shm *)p->mem;
+	if (pl__shm_ring_attach(&p->records, &p->shm->records, p->mem + w.records_off,
+				w.records_cap) < 0 ||
+	    pl__shm_ring_attach(&p->replies, &p->shm->replies, p->mem + w.replies_off,
+				w.replies_cap) < 0) {
+		ret = -EPROTO;
+		goto fail;
+	}
+	p->reply_buf_len = w.replies_cap;
+	if (!(p->reply_buf = malloc(p->reply_buf_len))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	p->slots = p->mem + w.slots_off;
+	p->slot_count = w.slot_count;
+	p->slot_bytes = w.slot_bytes;
+	p->id = w.producer_id;
+	*out = p;
+	return 0;
+fail:
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	pl_producer_close(p);
+	return ret;
+}
+
+void pl_producer_close(struct pl_producer *p)
+{
+	if (!p)
+		return;
+	if (p->mem)
+		munmap(p->mem, p->mem_bytes);
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->to_daemon >= 0)
+		close(p->to_daemon);
+	if (p->to_producer >= 0)
+		close(p->to_producer);
+	pthread_mutex_destroy(&p->push_lock);
+	pthread_mutex_destroy(&p->reply_lock);
+	free(p->reply_buf);
+	free(p);
+}
+
+int pl_producer_check(struct pl_producer *p)
+{
+	struct pollfd pfd = { p->sock, POLLIN, 0 };
+
+	/* After the welcome the daemon sends nothing: readable means closed. */
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		return -EPIPE;
+	return 0;
+}
+
+void pl__producer_abandon(struct pl_producer *p)
+{
+	if (!p)
+		return;
+	if (p->mem)
+		munmap(p->mem, p->mem_bytes);
+	close(p->sock);
+	close(p->to_daemon);
+	close(p->to_producer);
+	/* The mutexes may have been held by a thread that does not exist in
+	 * this child: neither destroyed nor freed with them. */
+}
+
+static void wake_daemon(struct pl_producer *p)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	do
+		n = write(p->to_daemon, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+}
+
+void *pl_frame_begin(struct pl_producer *p, size_t *capacity)
+{
+	for (uint32_t i = 0; i < p->slot_count; i++) {
+		uint32_t expected = PL_SLOT_FREE;
+
+		if (atomic_compare_exchange_strong_explicit(&p->shm->slot_state[i], &expected,
+							    PL_SLOT_WRITING, memory_order_acquire,
+							    memory_order_relaxed)) {
+			*capacity = p->slot_bytes;
+			return p->slots + (size_t)i * p->slot_bytes;
+		}
+	}
+	*capacity = 0;
+	return NULL;
+}
+
+/* Which slot buf is, or -1 when it is not one of ours. */
+static int slot_of(const struct pl_producer *p, const void *buf)
+{
+	const uint8_t *b = buf;
+	size_t off;
+
+	if (!p->slot_count || b < p->slots || b >= p->slots + (size_t)p->slot_count * p->slot_bytes)
+		return -1;
+	off = (size_t)(b - p->slots);
+	return off % p->slot_bytes ? -1 : (int)(off / p->slot_bytes);
+}
+
+int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame_id)
+{
+	int slot = slot_of(p, buf), ret;
+	struct pl_producer_frame_rec rec;
+
+	if (slot < 0)
+		return -EINVAL;
+	if (len > p->slot_bytes)
+		return -EMSGSIZE;
+	memset(&rec, 0, sizeof(rec));
+	rec.slot = (uint32_t)slot;
+	rec.len = (uint32_t)len;
+	rec.frame_id = frame_id & PL_PRODUCER_FRAME_ID_MASK;
+	/* The checksum is computed here, in the thread that made the frame,
+	 * not on perflinkd's path to the link. */
+	rec.flags = PL_FRAME_REC_HASHED;
+	rec.payload_xxh3 = pl__wire_payload_hash(buf, len);
+	atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_READY, memory_order_release);
+	pthread_mutex_lock(&p->push_lock);
+	ret = pl__shm_ring_push(&p->records, PL_REC_FRAME, &rec, sizeof(rec), NULL, 0);
+	if (ret < 0)
+		p->frames_lost++;
+	pthread_mutex_unlock(&p->push_lock);
+	if (ret < 0) {
+		atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_FREE,
+				      memory_order_release);
+		return -ENOBUFS;
+	}
+	atomic_fetch_add_explicit(&p->shm->frames_committed, 1, memory_order_relaxed);
+	wake_daemon(p);
+	return 0;
+}
+
+void pl_frame_abort(struct pl_producer *p, void *buf)
+{
+	int slot = slot_of(p, buf);
+
+	if (slot >= 0)
+		atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_FREE,
+				      memory_order_release);
+}
+
+int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf, size_t cap, size_t *len)
+{
+	uint8_t *rec = p->reply_buf;
+	uint32_t kind;
+	size_t n;
+	int ret;
+
+	/* reply_buf is as large as the ring: one record always fits. */
+	pthread_mutex_lock(&p->reply_lock);
+	do
+		ret = pl__shm_ring_pop(&p->replies, &kind, rec, p->reply_buf_len, &n);
+	while (ret == 1 && (kind != PL_REC_REPLY || n < sizeof(uint64_t)));
+	pthread_mutex_unlock(&p->reply_lock);
+	if (ret <= 0)
+		return ret == 0 ? 0 : -EPROTO;
+	memcpy(frame_id, rec, sizeof(uint64_t));
+	n -= sizeof(uint64_t);
+	*len = n < cap ? n : cap;
+	memcpy(buf, rec + sizeof(uint64_t), *len);
+	return 1;
+}
+
+int pl_producer_fd(const struct pl_producer *p)
+{
+	return p->to_producer;
+}
+
+void pl_producer_ack_fd(struct pl_producer *p)
+{
+	uint64_t v;
+
+	while (read(p->to_producer, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+}
+
+int pl_telemetry(struct pl_producer *p, const char *json_lines)
+{
+	size_t len = strlen(json_lines);
+	int ret;
+
+	if (!len || json_lines[len - 1] != '\n')
+		return -EINVAL;
+	pthread_mutex_lock(&p->push_lock);
+	ret = pl__shm_ring_push(&p->records, PL_REC_TELEMETRY, json_lines, len, NULL, 0);
+	if (ret < 0)
+		p->telemetry_dropped++;
+	pthread_mutex_unlock(&p->push_lock);
+	if (ret < 0) {
+		atomic_fetch_add_explicit(&p->shm->records_dropped, 1, memory_order_relaxed);
+		return ret == -EMSGSIZE ? -EMSGSIZE : -ENOBUFS;
+	}
+	wake_daemon(p);
+	return 0;
+}
+
+void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->frames_committed = atomic_load_explicit(&p->shm->frames_committed, memory_order_relaxed);
+	st->frames_sent = atomic_load_explicit(&p->shm->frames_sent, memory_order_relaxed);
+	st->frames_held = atomic_load_explicit(&p->shm->frames_held, memory_order_relaxed);
+	st->frames_not_sent = atomic_load_explicit(&p->shm->frames_not_sent, memory_order_relaxed);
+	pthread_mutex_lock(&p->push_lock);
+	st->frames_lost = p->frames_lost;
+	st->telemetry_dropped = p->telemetry_dropped;
+	pthread_mutex_unlock(&p->push_lock);
+	st->replies_dropped = atomic_load_explicit(&p->shm->replies_dropped, memory_order_relaxed);
+	st->producer_id = p->id;
+}

@@ -1,0 +1,650 @@
+/* See collector.h; the protocol is common/producer_proto.h. */
+#include "collector.h"
+#include "control_peer.h"
+#include "event_loop.h"
+#include "unix_listen.h"
+
+#include "clock.h"
+#include "json_writer.h"
+#include "kernel_compat.h"
+#include "log.h"
+#include "producer_proto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_PRODUCERS 32
+#define DEFAULT_MAX_SHM (64u << 20)
+#define RECORDS_PER_WAKEUP 1024
+/* A producer whose records made no sense this many times is dropped. */
+#define MAX_BAD_RECORDS 64
+#define HELLO_TIMEOUT_NS (2ull * 1000 * 1000 * 1000)
+
+struct producer {
+	struct pl_collector *c;
+	struct producer *next;
+	int sock, to_daemon, to_producer;
+	struct pl_loop_watch *sock_w, *efd_w;
+	uint32_t id;
+	char name[PL_PRODUCER_NAME_MAX + 1];
+	pid_t pid;
+	bool welcomed;
+	uint64_t accepted_ns; /* a producer that never says hello is dropped */
+
+	uint8_t *mem;
+	size_t mem_bytes;
+	struct pl_producer_shm *shm;
+	struct pl_shm_ring records, replies;
+	uint32_t slot_count, slot_bytes;
+	uint8_t *slots;
+	uint8_t *record_buf; /* a record is copied here before it is looked at */
+	size_t record_buf_len;
+
+	uint64_t frames, frames_sent, frames_held, frames_not_sent;
+	uint64_t telemetry, telemetry_bad, bad_records, replies_routed, replies_dropped;
+};
+
+struct pl_collector {
+	struct pl_loop *loop;
+	struct pl_collector_config cfg;
+	char *path;
+	int listen_fd;
+	struct pl_loop_watch *listen_w, *sweep_w;
+	struct pl__control_peer_policy policy;
+	struct pl_collector_sink sink;
+	void *sink_ctx;
+	struct producer *producers;
+	unsigned count;
+	uint32_t next_id;
+	bool warned_unsealed;
+	uint64_t accepted, refused, failed_hellos, disconnected, silent;
+	struct pl__ratelimit rl;
+};
+
+static void producer_free(struct producer *p)
+{
+	pl__loop_remove(p->sock_w);
+	pl__loop_remove(p->efd_w);
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->to_daemon >= 0)
+		close(p->to_daemon);
+	if (p->to_producer >= 0)
+		close(p->to_producer);
+	if (p->mem)
+		munmap(p->mem, p->mem_bytes);
+	free(p->record_buf);
+	free(p);
+}
+
+static void producer_drop(struct producer *p, const char *why)
+{
+	struct pl_collector *c = p->c;
+	struct producer **pp;
+
+	for (pp = &c->producers; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	c->count--;
+	c->disconnected++;
+	if (p->welcomed)
+		pl__log_info("collector: producer %u (%s, pid %d) %s: %llu frames, %llu "
+			     "telemetry records",
+			     p->id, p->name, (int)p->pid, why, (unsigned long long)p->frames,
+			     (unsigned long long)p->telemetry);
+	producer_free(p);
+}
+
+static void signal_producer(struct producer *p)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	/* EAGAIN means the counter is already huge: the producer is awake. */
+	do
+		n = write(p->to_producer, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+}
+
+static struct producer *find_producer(struct pl_collector *c, uint32_t id)
+{
+	for (struct producer *p = c->producers; p; p = p->next)
+		if (p->id == id && p->welcomed)
+			return p;
+	return NULL;
+}
+
+static uint32_t new_id(struct pl_collector *c)
+{
+	for (;;) {
+		uint32_t id = c->next_id++;
+
+		if (c->next_id > 0xffff)
+			c->next_id = 1;
+		if (!find_producer(c, id))
+			return id;
+	}
+}
+
+static void bad_record(struct producer *p, const char *what)
+{
+	p->bad_records++;
+	pl__log_warnx_limited(&p->c->rl, "collector: producer %u (%s, pid %d): %s", p->id,
+			      p->name, (int)p->pid, what);
+}
+
+static void handle_frame(struct producer *p, const void *rec, size_t len)
+{
+	struct pl_producer_frame_rec fr;
+	uint32_t state;
+	int ret;
+
+	if (len != sizeof(fr)) {
+		bad_record(p, "a frame record of the wrong size");
+		return;
+	}
+	memcpy(&fr, rec, sizeof(fr));
+	if (fr.slot >= p->slot_count || fr.len > p->slot_bytes) {
+		bad_record(p, "a frame record naming a slot or length out of range");
+		return;
+	}
+	state = atomic_load_explicit(&p->shm->slot_state[fr.slot], memory_order_acquire);
+	if (state != PL_SLOT_READY) {
+		bad_record(p, "a frame record for a slot that is not ready");
+		return;
+	}
+	p->frames++;
+	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr.frame_id),
+			       p->slots + (size_t)fr.slot * p->slot_bytes, fr.len,
+			       fr.flags & PL_FRAME_REC_HASHED ? &fr.payload_xxh3 : NULL);
+	if (ret == 0) {
+		p->frames_sent++;
+		atomic_fetch_add_explicit(&p->shm->frames_sent, 1, memory_order_relaxed);
+	} else if (ret > 0) {
+		p->frames_held++;
+		atomic_fetch_add_explicit(&p->shm->frames_held, 1, memory_order_relaxed);
+	} else {
+		p->frames_not_sent++;
+		atomic_fetch_add_explicit(&p->shm->frames_not_sent, 1, memory_order_relaxed);
+	}
+	/* The link sent or copied the bytes: the slot is the producer's again. */
+	atomic_store_explicit(&p->shm->slot_state[fr.slot], PL_SLOT_FREE, memory_order_release);
+}
+
+/* One or more JSON lines; each must end in '\n' and hold no NUL. */
+static void handle_telemetry(struct producer *p, uint8_t *rec, size_t len)
+{
+	size_t start = 0;
+
+	if (len == 0 || rec[len - 1] != '\n' || memchr(rec, '\0', len)) {
+		p->telemetry_bad++;
+		bad_record(p, "a telemetry record that is not newline-terminated text");
+		return;
+	}
+	/* record_buf has a spare byte past the record for the NUL. */
+	for (size_t i = 0; i < len; i++) {
+		if (rec[i] != '\n')
+			continue;
+		char saved = (char)rec[i + 1];
+
+		rec[i + 1] = '\0';
+		if (i > start)
+			p->c->sink.telemetry(p->c->sink_ctx, (const char *)rec + start, i + 1 - start);
+		rec[i + 1] = (uint8_t)saved;
+		p->telemetry++;
+		start = i + 1;
+	}
+}
+
+/* false when the producer was dropped (p is gone). */
+static bool drain(struct producer *p)
+{
+	unsigned n;
+	bool freed_slot = false;
+
+	for (n = 0; n < RECORDS_PER_WAKEUP; n++) {
+		uint32_t kind;
+		size_t len;
+		int r = pl__shm_ring_pop(&p->records, &kind, p->record_buf,
+					 p->record_buf_len - 1, &len);
+
+		if (r == 0)
+			break;
+		if (r < 0) {
+			bad_record(p, "its record ring made no sense (emptied)");
+			continue;
+		}
+		if (kind == PL_REC_FRAME) {
+			handle_frame(p, p->record_buf, len);
+			freed_slot = true;
+		} else if (kind == PL_REC_TELEMETRY) {
+			handle_telemetry(p, p->record_buf, len);
+		} else {
+			bad_record(p, "a record of an unknown kind");
+		}
+	}
+	if (freed_slot)
+		signal_producer(p);
+	if (p->bad_records > MAX_BAD_RECORDS) {
+		producer_drop(p, "dropped after too many malformed records");
+		return false;
+	}
+	if (n == RECORDS_PER_WAKEUP) {
+		/* More waiting: come back after the other fds had their turn. */
+		uint64_t one = 1;
+
+		if (write(p->to_daemon, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			pl__log_warn("collector: eventfd");
+	}
+	return true;
+}
+
+static void on_records(void *ctx, int fd, uint32_t events)
+{
+	struct producer *p = ctx;
+	uint64_t v;
+
+	(void)events;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
+		pl__log_warn("collector: eventfd");
+	drain(p);
+}
+
+static uint32_t ring_size(uint32_t asked)
+{
+	uint32_t size = PL_SHM_RING_MIN;
+
+	while (size < asked && size < PL_SHM_RING_MAX / 16)
+		size <<= 1;
+	return size;
+}
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Make the memory the producer asked for, within the daemon's limits. */
+static int make_shm(struct producer *p, const struct pl_producer_hello *h,
+		    struct pl_producer_welcome *w, int *shm_fd)
+{
+	struct pl_collector *c = p->c;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint32_t rec_cap = ring_size(h->records_bytes), rep_cap = ring_size(h->replies_bytes);
+	size_t off, total;
+	int fd;
+
+	if (h->slot_count > PL_PRODUCER_MAX_SLOTS ||
+	    (h->slot_count && (h->slot_bytes == 0 || h->slot_bytes > c->cfg.max_frame_bytes))) {
+		snprintf(w->message, sizeof(w->message),
+			 "at most %u frame slots of 1 to %zu bytes", PL_PRODUCER_MAX_SLOTS,
+			 c->cfg.max_frame_bytes);
+		return -EINVAL;
+	}
+	off = align_up(sizeof(struct pl_producer_shm), page);
+	w->records_off = off;
+	off += rec_cap;
+	w->replies_off = off;
+	off += rep_cap;
+	off = align_up(off, page);
+	w->slots_off = off;
+	p->slot_bytes = (uint32_t)align_up(h->slot_bytes, 64);
+	total = align_up(off + (size_t)h->slot_count * p->slot_bytes, page);
+	if (total > c->cfg.max_shm_bytes) {
+		snprintf(w->message, sizeof(w->message), "%zu bytes of shared memory asked, at most %zu",
+			 total, c->cfg.max_shm_bytes);
+		return -E2BIG;
+	}
+	if ((fd = pl__shm_fd_create("perflink-producer", total)) < 0) {
+		snprintf(w->message, sizeof(w->message), "cannot make shared memory: %s",
+			 strerror(-fd));
+		return fd;
+	}
+	/* Sealed, the producer can neither shrink the memory under the daemon
+	 * (which would make its reads fault) nor grow it. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 &&
+	    !c->warned_unsealed) {
+		c->warned_unsealed = true;
+		pl__log_warnx("collector: shared memory cannot be sealed on this kernel (no "
+			      "memfd): a producer that truncates it can crash perflinkd");
+	}
+	p->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p->mem == MAP_FAILED) {
+		int err = -errno;
+
+		p->mem = NULL;
+		close(fd);
+		snprintf(w->message, sizeof(w->message), "mmap: %s", strerror(-err));
+		return err;
+	}
+	p->mem_bytes = total;
+	p->shm = (struct pl_producer_shm *)p->mem;
+	p->shm->magic = PL_PRODUCER_MAGIC;
+	p->shm->version = PL_PRODUCER_VERSION;
+	pl__shm_ring_attach(&p->records, &p->shm->records, p->mem + w->records_off, rec_cap);
+	pl__shm_ring_attach(&p->replies, &p->shm->replies, p->mem + w->replies_off, rep_cap);
+	p->slots = p->mem + w->slots_off;
+	p->slot_count = h->slot_count;
+	w->slot_count = p->slot_count;
+	w->slot_bytes = p->slot_bytes;
+	w->records_cap = rec_cap;
+	w->replies_cap = rep_cap;
+	w->shm_bytes = total;
+	p->record_buf_len = rec_cap + 1;
+	if (!(p->record_buf = malloc(p->record_buf_len))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*shm_fd = fd;
+	return 0;
+}
+
+static int send_welcome(struct producer *p, struct pl_producer_welcome *w, int shm_fd)
+{
+	int fds[3] = { shm_fd, p->to_daemon, p->to_producer };
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (shm_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	}
+	do
+		n = sendmsg(p->sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(*w) ? 0 : -EIO;
+}
+
+static void refuse(struct producer *p, struct pl_producer_welcome *w, int err)
+{
+	p->c->failed_hellos++;
+	w->status = (int16_t)err;
+	pl__log_warnx_limited(&p->c->rl, "collector: producer pid %d refused: %s", (int)p->pid,
+			      w->message);
+	send_welcome(p, w, -1);
+}
+
+static void on_hello(struct producer *p)
+{
+	struct pl_producer_hello h;
+	struct pl_producer_welcome w;
+	int shm_fd = -1, err;
+	ssize_t n;
+
+	memset(&w, 0, sizeof(w));
+	w.magic = PL_PRODUCER_MAGIC;
+	w.version = PL_PRODUCER_VERSION;
+	do
+		n = recv(p->sock, &h, sizeof(h), MSG_DONTWAIT | MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		producer_drop(p, "left before saying hello");
+		return;
+	}
+	if (n != (ssize_t)sizeof(h) || h.magic != PL_PRODUCER_MAGIC ||
+	    h.version != PL_PRODUCER_VERSION) {
+		snprintf(w.message, sizeof(w.message), "not a perflink producer hello (version %d)",
+			 PL_PRODUCER_VERSION);
+		refuse(p, &w, -EPROTO);
+		producer_drop(p, "refused");
+		return;
+	}
+	memcpy(p->name, h.name, PL_PRODUCER_NAME_MAX);
+	p->name[PL_PRODUCER_NAME_MAX] = '\0';
+	for (char *s = p->name; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+	if ((err = make_shm(p, &h, &w, &shm_fd)) < 0 ||
+	    (p->to_daemon = pl__eventfd_create(0)) < 0 ||
+	    (p->to_producer = pl__eventfd_create(0)) < 0) {
+		if (err >= 0) {
+			err = p->to_daemon < 0 ? p->to_daemon : p->to_producer;
+			snprintf(w.message, sizeof(w.message), "eventfd: %s", strerror(-err));
+		}
+		if (shm_fd >= 0)
+			close(shm_fd);
+		refuse(p, &w, err);
+		producer_drop(p, "refused");
+		return;
+	}
+	p->id = new_id(p->c);
+	w.producer_id = p->id;
+	err = send_welcome(p, &w, shm_fd);
+	close(shm_fd);
+	if (err < 0 ||
+	    pl__loop_add_fd(p->c->loop, p->to_daemon, EPOLLIN, on_records, p, &p->efd_w) < 0) {
+		producer_drop(p, "could not be welcomed");
+		return;
+	}
+	p->welcomed = true;
+	pl__log_info("collector: producer %u: %s (pid %d), %u frame slots of %u bytes", p->id,
+		     p->name, (int)p->pid, p->slot_count, p->slot_bytes);
+}
+
+static void on_socket(void *ctx, int fd, uint32_t events)
+{
+	struct producer *p = ctx;
+	char byte;
+	ssize_t n;
+
+	if (!p->welcomed) {
+		on_hello(p);
+		return;
+	}
+	/* After the hello the socket carries nothing: readable means gone
+	 * (or a producer talking out of turn, which is read and ignored). */
+	(void)events;
+	do
+		n = recv(fd, &byte, 1, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	/* What it put there before it left still counts. */
+	if ((n == 0 || (n < 0 && errno != EAGAIN)) && drain(p))
+		producer_drop(p, "disconnected");
+}
+
+static void on_accept(void *ctx, int lfd, uint32_t events)
+{
+	struct pl_collector *c = ctx;
+	struct pl__control_peer peer;
+	struct producer *p;
+	int fd;
+
+	(void)events;
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			pl__log_warn("collector: accept");
+		return;
+	}
+	if (pl__control_peer_get(fd, &peer) < 0 || !pl__control_peer_allowed(&c->policy, &peer)) {
+		c->refused++;
+		pl__log_warnx_limited(&c->rl, "collector: producer uid %u refused (not root, "
+				      "perflinkd's user or the control group)", (unsigned)peer.uid);
+		close(fd);
+		return;
+	}
+	if (c->count >= c->cfg.max_producers || !(p = calloc(1, sizeof(*p)))) {
+		c->refused++;
+		pl__log_warnx_limited(&c->rl, "collector: producer pid %d refused: %u producers "
+				      "already", (int)peer.pid, c->count);
+		close(fd);
+		return;
+	}
+	p->c = c;
+	p->sock = fd;
+	p->to_daemon = p->to_producer = -1;
+	p->pid = peer.pid;
+	p->accepted_ns = pl__mono_ns();
+	snprintf(p->name, sizeof(p->name), "?");
+	if (pl__loop_add_fd(c->loop, fd, EPOLLIN, on_socket, p, &p->sock_w) < 0) {
+		producer_free(p);
+		return;
+	}
+	p->next = c->producers;
+	c->producers = p;
+	c->count++;
+	c->accepted++;
+}
+
+/* Connections that took a slot but never said hello. */
+static void on_sweep(void *ctx, uint64_t expirations)
+{
+	struct pl_collector *c = ctx;
+	uint64_t now = pl__mono_ns();
+	struct producer *p = c->producers, *next;
+
+	(void)expirations;
+	for (; p; p = next) {
+		next = p->next;
+		if (!p->welcomed && now - p->accepted_ns > HELLO_TIMEOUT_NS) {
+			c->silent++;
+			pl__log_warnx_limited(&c->rl, "collector: pid %d connected but said no "
+					      "hello within 2 s; dropped", (int)p->pid);
+			producer_drop(p, "silent");
+		}
+	}
+}
+
+int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
+		       const struct pl_collector_config *cfg, const struct pl_collector_sink *sink,
+		       void *sink_ctx, char *err, size_t errlen)
+{
+	struct pl_collector *c = calloc(1, sizeof(*c));
+	struct pl__ratelimit rl = PL_RATELIMIT_INIT(1000);
+	int ret;
+
+	if (!c) {
+		snprintf(err, errlen, "collector: out of memory");
+		return -ENOMEM;
+	}
+	c->loop = loop;
+	c->cfg = *cfg;
+	c->listen_fd = -1;
+	c->sink = *sink;
+	c->sink_ctx = sink_ctx;
+	c->next_id = 1;
+	c->rl = rl;
+	if (!c->cfg.max_producers)
+		c->cfg.max_producers = DEFAULT_MAX_PRODUCERS;
+	if (!c->cfg.max_shm_bytes)
+		c->cfg.max_shm_bytes = DEFAULT_MAX_SHM;
+	if (!(c->path = strdup(cfg->path ? cfg->path : PL_PRODUCER_SOCKET_DEFAULT))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = pl__control_peer_policy_init(&c->policy, cfg->group, err, errlen)) < 0)
+		goto fail;
+	ret = pl__unix_listen(c->path, SOCK_SEQPACKET, c->policy.has_group, c->policy.gid,
+			      "producer-socket", err, errlen);
+	if (ret < 0)
+		goto fail;
+	c->listen_fd = ret;
+	if ((ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
+	    (ret = pl__loop_add_timer(loop, HELLO_TIMEOUT_NS / 2, HELLO_TIMEOUT_NS / 2, on_sweep, c,
+				      &c->sweep_w)) < 0) {
+		snprintf(err, errlen, "collector: event loop: %s", strerror(-ret));
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	pl__collector_close(c);
+	return ret;
+}
+
+int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const void *payload,
+			size_t len)
+{
+	struct producer *p = find_producer(c, (uint32_t)(wire_frame_id >> PL_PRODUCER_FRAME_ID_BITS));
+	uint64_t id = wire_frame_id & PL_PRODUCER_FRAME_ID_MASK;
+	int ret;
+
+	if (!p)
+		return -ENOENT;
+	ret = pl__shm_ring_push(&p->replies, PL_REC_REPLY, &id, sizeof(id), payload, len);
+	if (ret < 0) {
+		p->replies_dropped++;
+		atomic_fetch_add_explicit(&p->shm->replies_dropped, 1, memory_order_relaxed);
+		return ret;
+	}
+	p->replies_routed++;
+	signal_producer(p);
+	return 0;
+}
+
+void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
+{
+	pl__json_begin_object(j, "collector");
+	pl__json_str(j, "socket", c->path);
+	pl__json_u64(j, "accepted", c->accepted);
+	pl__json_u64(j, "refused", c->refused + c->failed_hellos + c->silent);
+	pl__json_begin_array(j, "producers");
+	for (const struct producer *p = c->producers; p; p = p->next) {
+		if (!p->welcomed)
+			continue;
+		pl__json_begin_object(j, NULL);
+		pl__json_u64(j, "id", p->id);
+		pl__json_str(j, "name", p->name);
+		pl__json_i64(j, "pid", p->pid);
+		pl__json_u64(j, "frames", p->frames);
+		pl__json_u64(j, "frames_sent", p->frames_sent);
+		pl__json_u64(j, "frames_held", p->frames_held);
+		pl__json_u64(j, "frames_not_sent", p->frames_not_sent);
+		pl__json_u64(j, "telemetry", p->telemetry);
+		pl__json_u64(j, "telemetry_dropped_by_producer",
+			     atomic_load_explicit(&p->shm->records_dropped, memory_order_relaxed));
+		pl__json_u64(j, "replies", p->replies_routed);
+		pl__json_u64(j, "replies_dropped", p->replies_dropped);
+		pl__json_u64(j, "bad_records", p->bad_records + p->records.corrupt);
+		pl__json_end_object(j);
+	}
+	pl__json_end_array(j);
+	pl__json_end_object(j);
+}
+
+void pl__collector_close(struct pl_collector *c)
+{
+	if (!c)
+		return;
+	while (c->producers) {
+		struct producer *p = c->producers;
+
+		c->producers = p->next;
+		producer_free(p);
+	}
+	pl__loop_remove(c->listen_w);
+	pl__loop_remove(c->sweep_w);
+	if (c->listen_fd >= 0) {
+		close(c->listen_fd);
+		unlink(c->path);
+	}
+	pl__control_peer_policy_free(&c->policy);
+	free(c->path);
+	free(c);
+}

@@ -1,0 +1,56 @@
+/* perflinkd's collector: producers (applications through libperflink, the
+ * preload library's reporter) connect to its unix socket and get a shared
+ * memory region and two eventfds (common/producer_proto.h). The collector
+ * drains what they put there: frames go to the link without a copy,
+ * telemetry lines go to the link (and wherever else the daemon sends
+ * telemetry); the host's replies are routed back to the producer whose
+ * frame they answer.
+ *
+ * A producer is untrusted: every record is checked (slot, length, state)
+ * before it is used, a producer that sends nonsense is counted and, past a
+ * limit, dropped; another producer, the daemon and the link keep working. */
+#ifndef PL_DAEMON_COLLECTOR_H
+#define PL_DAEMON_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pl_config.h"
+
+#define PL_PRODUCER_SOCKET_DEFAULT PL_RUNSTATEDIR "/perflink/producers"
+
+struct pl_loop;
+struct pl_json;
+struct pl_collector;
+
+struct pl_collector_sink {
+	/* A frame to send: 0 sent, 1 or 2 held by the link, -errno not sent.
+	 * data is valid during the call only; payload_xxh3 is the wire
+	 * checksum when the producer computed it, else NULL. */
+	int (*frame)(void *ctx, uint64_t wire_frame_id, const void *data, size_t len,
+		     const uint64_t *payload_xxh3);
+	/* One JSON line ending in '\n' (NUL-terminated). */
+	void (*telemetry)(void *ctx, const char *line, size_t len);
+};
+
+struct pl_collector_config {
+	const char *path;          /* the producer socket */
+	const char *group;         /* allowed besides root and the daemon's uid */
+	unsigned max_producers;    /* 0: 32 */
+	size_t max_frame_bytes;    /* largest slot a producer may ask for */
+	size_t max_shm_bytes;      /* per producer; 0: 64 MiB */
+};
+
+int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
+		       const struct pl_collector_config *cfg, const struct pl_collector_sink *sink,
+		       void *sink_ctx, char *err, size_t errlen);
+/* The host's reply to a frame: to the producer named in the frame id's top
+ * bits. 0, -ENOENT (no such producer now), -ENOSPC (its ring is full:
+ * dropped and counted). */
+int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const void *payload,
+			size_t len);
+/* The "collector" object of `perflink status`. */
+void pl__collector_status(const struct pl_collector *c, struct pl_json *j);
+void pl__collector_close(struct pl_collector *c);
+
+#endif

@@ -1,0 +1,412 @@
+/* The TCP port of the link: perflinkd listens, perflink-host connects, and
+ * the same padded wire messages flow both ways (docs/wire.md, "TCP").
+ *
+ * One host at a time. A new connection replaces the current one, the way a
+ * replugged cable does: a host that lost its connection without the device
+ * noticing (a half-open socket) can always come back.
+ *
+ * Sending never blocks the loop: a message goes out with one writev, and
+ * what the socket did not take is copied into an output buffer flushed on
+ * EPOLLOUT. The buffer is the port's budget (what the host has not taken
+ * yet); the kernel's send buffer is kept small so that the budget, not the
+ * kernel, decides when frames are held. */
+#include "link.h"
+#include "link_port.h"
+#include "clock.h"
+#include "log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define TCP_PACKET_SIZE 64        /* the wire's padding on TCP */
+#define TCP_SNDBUF (128 * 1024)   /* see the comment at the top */
+#define TCP_READ_BYTES 16384
+
+struct tcp_port {
+	struct pl_link_port base;
+	struct pl_loop *loop;
+	struct pl_link_port_events ev;
+	void *ctx;
+	size_t budget;
+
+	int listen_fd, conn_fd;
+	unsigned bound_port;
+	struct pl_loop_watch *listen_watch, *conn_watch;
+	uint32_t conn_events;
+
+	uint8_t *out;             /* bytes the socket did not take yet */
+	size_t out_cap, out_start, out_end;
+	uint64_t out_since_ns;    /* when the buffer last became non-empty */
+	uint8_t in[TCP_READ_BYTES];
+
+	struct pl_aio_tx_totals tx;
+	struct pl_aio_rx_totals rx;
+	uint64_t connections, replaced;
+};
+
+static size_t buffered(const struct tcp_port *p)
+{
+	return p->out_end - p->out_start;
+}
+
+static void watch_out(struct tcp_port *p, bool want)
+{
+	uint32_t events = EPOLLIN | (want ? EPOLLOUT : 0);
+
+	if (p->conn_watch && events != p->conn_events && pl__loop_mod_fd(p->conn_watch, events) == 0)
+		p->conn_events = events;
+}
+
+static void drop_connection(struct tcp_port *p, const char *why)
+{
+	if (p->conn_fd < 0)
+		return;
+	pl__loop_remove(p->conn_watch);
+	p->conn_watch = NULL;
+	close(p->conn_fd);
+	p->conn_fd = -1;
+	p->out_start = p->out_end = 0;
+	p->ev.down(p->ctx, why);
+}
+
+/* Write what is buffered. 1 when it all went, 0 when some is left, -errno. */
+static int flush_out(struct tcp_port *p)
+{
+	while (buffered(p)) {
+		ssize_t n = send(p->conn_fd, p->out + p->out_start, buffered(p),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		p->out_start += (size_t)n;
+		p->tx.completed_requests++;
+	}
+	p->out_start = p->out_end = 0;
+	return 1;
+}
+
+static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovcnt,
+		    struct pl_aio_send_diag *diag)
+{
+	struct tcp_port *p = (struct tcp_port *)base;
+	size_t total = 0, sent = 0, left;
+	uint64_t t0, now;
+	ssize_t n = 0;
+
+	if (p->conn_fd < 0)
+		return -ENOTCONN;
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (buffered(p) && buffered(p) + total > p->budget)
+		return -EAGAIN;
+	if (total > p->out_cap)
+		return -EMSGSIZE;
+	t0 = pl__mono_ns();
+	if (!buffered(p)) {
+		struct msghdr mh = { .msg_iov = (struct iovec *)(uintptr_t)iov,
+				     .msg_iovlen = (size_t)iovcnt };
+
+		do
+			n = sendmsg(p->conn_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			int err = -errno;
+
+			p->tx.failed_submits++;
+			p->tx.last_error = err;
+			pl__log_warnc(err, "link: tcp send of %zu bytes", total);
+			drop_connection(p, "send failed");
+			return err;
+		}
+		sent = n > 0 ? (size_t)n : 0;
+	}
+	now = pl__mono_ns();
+	if (diag) {
+		diag->bytes = total;
+		diag->requests = 1;
+		diag->submit_ns = now - t0;
+		diag->backlog_bytes = buffered(p);
+		diag->backlog_ns = buffered(p) ? now - p->out_since_ns : 0;
+	}
+	left = total - sent;
+	if (left) {
+		/* Keep the rest; make room at the end of the buffer first. */
+		if (p->out_end + left > p->out_cap) {
+			memmove(p->out, p->out + p->out_start, buffered(p));
+			p->out_end -= p->out_start;
+			p->out_start = 0;
+		}
+		if (!buffered(p))
+			p->out_since_ns = now;
+		for (int i = 0; i < iovcnt && left; i++) {
+			size_t len = iov[i].iov_len, skip = sent < len ? sent : len;
+
+			sent -= skip;
+			len -= skip;
+			memcpy(p->out + p->out_end, (const uint8_t *)iov[i].iov_base + skip, len);
+			p->out_end += len;
+			left -= len;
+		}
+		watch_out(p, true);
+	}
+	p->tx.messages++;
+	p->tx.bytes += total;
+	p->tx.requests++;
+	if (diag && diag->submit_ns > p->tx.max_submit_ns)
+		p->tx.max_submit_ns = diag->submit_ns;
+	if (diag && diag->backlog_bytes > p->tx.max_backlog_bytes)
+		p->tx.max_backlog_bytes = diag->backlog_bytes;
+	if (diag && diag->backlog_ns > p->tx.max_backlog_ns)
+		p->tx.max_backlog_ns = diag->backlog_ns;
+	return 0;
+}
+
+static size_t tcp_room(const struct pl_link_port *base)
+{
+	const struct tcp_port *p = (const struct tcp_port *)base;
+
+	return buffered(p) >= p->budget ? 0 : p->budget - buffered(p);
+}
+
+static uint64_t tcp_inflight(const struct pl_link_port *base)
+{
+	return buffered((const struct tcp_port *)base);
+}
+
+static void on_conn(void *ctx, int fd, uint32_t events)
+{
+	struct tcp_port *p = ctx;
+
+	if (events & EPOLLOUT) {
+		int r = flush_out(p);
+
+		if (r < 0) {
+			p->tx.failed_requests++;
+			p->tx.last_error = r;
+			drop_connection(p, "send failed");
+			return;
+		}
+		if (r == 1) {
+			watch_out(p, false);
+			p->ev.progress(p->ctx);
+		}
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		ssize_t n;
+
+		do
+			n = recv(fd, p->in, sizeof(p->in), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n > 0) {
+			p->rx.reads++;
+			p->rx.bytes += (uint64_t)n;
+			p->ev.bytes(p->ctx, p->in, (size_t)n);
+		} else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+			if (n < 0) {
+				p->rx.failed_reads++;
+				p->rx.last_error = -errno;
+			}
+			drop_connection(p, n == 0 ? "the host closed the connection"
+						  : "the connection failed");
+		}
+	}
+}
+
+static void on_accept(void *ctx, int fd, uint32_t events)
+{
+	struct tcp_port *p = ctx;
+	int one = 1, sndbuf = TCP_SNDBUF, c;
+	char who[INET6_ADDRSTRLEN + 8] = "?";
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	(void)events;
+	c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (c < 0) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			pl__log_warn("link: accept");
+		return;
+	}
+	getnameinfo((struct sockaddr *)&ss, sl, who, sizeof(who), NULL, 0, NI_NUMERICHOST);
+	if (p->conn_fd >= 0) {
+		p->replaced++;
+		pl__log_info("link: a new host connection from %s replaces the current one", who);
+		drop_connection(p, "replaced by a new connection");
+	}
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (pl__loop_add_fd(p->loop, c, EPOLLIN, on_conn, p, &p->conn_watch) < 0) {
+		pl__log_warnx("link: cannot watch the connection from %s", who);
+		close(c);
+		return;
+	}
+	p->conn_fd = c;
+	p->conn_events = EPOLLIN;
+	p->connections++;
+	pl__log_info("link: host connected over TCP from %s", who);
+	p->ev.up(p->ctx, TCP_PACKET_SIZE);
+}
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses). */
+static int parse_listen(const char *spec, char *host, size_t host_len, char *port,
+			size_t port_len)
+{
+	const char *colon = strrchr(spec, ':');
+	size_t hl;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= port_len)
+		return -EINVAL;
+	hl = (size_t)(colon - spec);
+	if (hl >= 2 && spec[0] == '[' && spec[hl - 1] == ']') {
+		spec++;
+		hl -= 2;
+	}
+	if (hl >= host_len)
+		return -EINVAL;
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	snprintf(port, port_len, "%s", colon + 1);
+	return 0;
+}
+
+static int open_listener(struct tcp_port *p, const char *spec)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL, *ai;
+	char host[256], port[16];
+	int err, one = 1;
+
+	if (parse_listen(spec, host, sizeof(host), port, sizeof(port)) < 0) {
+		pl__log_warnx("link: tcp address \"%s\" is not HOST:PORT, [V6]:PORT or :PORT",
+			      spec);
+		return -EINVAL;
+	}
+	if ((err = getaddrinfo(host[0] ? host : NULL, port, &hints, &res)) != 0) {
+		pl__log_warnx("link: tcp address \"%s\": %s", spec, gai_strerror(err));
+		return -EINVAL;
+	}
+	err = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				ai->ai_protocol);
+
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 4) == 0) {
+			struct sockaddr_storage ss;
+			socklen_t sl = sizeof(ss);
+
+			if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+				p->bound_port = ntohs(ss.ss_family == AF_INET6
+						      ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						      : ((struct sockaddr_in *)&ss)->sin_port);
+			p->listen_fd = fd;
+			err = 0;
+			break;
+		}
+		err = -errno;
+		close(fd);
+	}
+	freeaddrinfo(res);
+	if (err < 0)
+		pl__log_warnc(err, "link: cannot listen on %s", spec);
+	return err;
+}
+
+static void tcp_reset(struct pl_link_port *base, const char *why)
+{
+	struct tcp_port *p = (struct tcp_port *)base;
+
+	pl__log_warnx("link: %s; closing the host's connection", why);
+	drop_connection(p, why);
+}
+
+static void tcp_totals(const struct pl_link_port *base, struct pl_aio_tx_totals *tx,
+		       struct pl_aio_rx_totals *rx)
+{
+	const struct tcp_port *p = (const struct tcp_port *)base;
+
+	*tx = p->tx;
+	*rx = p->rx;
+}
+
+static void tcp_close(struct pl_link_port *base)
+{
+	struct tcp_port *p = (struct tcp_port *)base;
+
+	if (!p)
+		return;
+	drop_connection(p, "closing");
+	pl__loop_remove(p->listen_watch);
+	if (p->listen_fd >= 0)
+		close(p->listen_fd);
+	free(p->out);
+	free(p);
+}
+
+static const struct pl_link_port_ops tcp_ops = {
+	.name = "tcp",
+	.send = tcp_send,
+	.room = tcp_room,
+	.inflight = tcp_inflight,
+	.reset = tcp_reset,
+	.totals = tcp_totals,
+	.close = tcp_close,
+};
+
+int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_config *cfg,
+			   struct pl_loop *loop, const struct pl_link_port_events *ev, void *ctx)
+{
+	struct tcp_port *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->base.ops = &tcp_ops;
+	p->loop = loop;
+	p->ev = *ev;
+	p->ctx = ctx;
+	p->listen_fd = p->conn_fd = -1;
+	p->budget = cfg->budget_bytes;
+	/* Room for the budget and, past it, one whole message: an idle port
+	 * always takes one message, however large. */
+	p->out_cap = cfg->budget_bytes + cfg->max_message_bytes + 1024;
+	if (!(p->out = malloc(p->out_cap))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((err = open_listener(p, cfg->tcp_listen)) < 0)
+		goto fail;
+	if ((err = pl__loop_add_fd(loop, p->listen_fd, EPOLLIN, on_accept, p,
+				   &p->listen_watch)) < 0)
+		goto fail;
+	pl__log_info("link: waiting for the host on tcp port %u", p->bound_port);
+	*out = &p->base;
+	return 0;
+fail:
+	tcp_close(&p->base);
+	return err;
+}
+
+unsigned pl__link_port_tcp_bound_port(const struct pl_link_port *base)
+{
+	if (!base || base->ops != &tcp_ops)
+		return 0;
+	return ((const struct tcp_port *)base)->bound_port;
+}

@@ -1,0 +1,280 @@
+/* The USB port of the link: a FunctionFS function (link_ffs.c), the AIO
+ * sender and receiver (link_aio_tx.c, link_aio_rx.c), and the --sync
+ * baseline sender. See link_port.h. */
+#include "link.h"
+#include "link_ffs.h"
+#include "link_port.h"
+#include "link_sync_tx.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+/* The write size when the kernel has no native AIO: the --sync default. */
+#define PL_LINK_SYNC_FALLBACK_BYTES 32768
+
+struct usb_port {
+	struct pl_link_port base;
+	struct pl_link_config cfg;
+	struct pl_loop *loop;
+	struct pl_link_port_events ev;
+	void *ctx;
+
+	struct pl_ffs *ffs;
+	int ep_in;             /* for the --sync baseline */
+	uint8_t *sync_bounce;
+	struct pl_loop_watch *ep0_watch, *tx_watch, *rx_watch;
+	struct pl_aio_tx *tx;
+	struct pl_aio_rx *rx;
+	struct pl_aio_tx_totals sync_totals;
+};
+
+static int usb_send(struct pl_link_port *base, const struct iovec *iov, int iovcnt,
+		    struct pl_aio_send_diag *diag)
+{
+	struct usb_port *p = (struct usb_port *)base;
+	uint64_t t0, write_ns = 0;
+	size_t total = 0;
+	int err;
+
+	if (!p->cfg.sync_write_bytes)
+		return pl__aio_tx_send(p->tx, iov, iovcnt, diag);
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	t0 = pl__mono_ns();
+	err = pl__sync_tx_send(p->ep_in, iov, iovcnt, p->cfg.sync_write_bytes, p->sync_bounce,
+			       &write_ns);
+	if (diag) {
+		memset(diag, 0, sizeof(*diag));
+		diag->bytes = total;
+		diag->requests = (unsigned)((total + p->cfg.sync_write_bytes - 1) /
+					    p->cfg.sync_write_bytes);
+		diag->submit_ns = pl__mono_ns() - t0;
+	}
+	if (err < 0) {
+		p->sync_totals.failed_submits++;
+		p->sync_totals.last_error = err;
+		pl__log_warnc(err, "link: synchronous write of %zu bytes", total);
+		return err;
+	}
+	p->sync_totals.messages++;
+	p->sync_totals.bytes += total;
+	return 0;
+}
+
+/* Synchronous writes leave nothing in flight. */
+static size_t usb_room(const struct pl_link_port *base)
+{
+	const struct usb_port *p = (const struct usb_port *)base;
+
+	return p->tx ? pl__aio_tx_room(p->tx) : p->cfg.budget_bytes;
+}
+
+static uint64_t usb_inflight(const struct pl_link_port *base)
+{
+	const struct usb_port *p = (const struct usb_port *)base;
+
+	return p->tx ? pl__aio_tx_inflight_bytes(p->tx) : 0;
+}
+
+static void on_tx(void *ctx, int fd, uint32_t events)
+{
+	struct usb_port *p = ctx;
+
+	(void)fd;
+	(void)events;
+	if (pl__aio_tx_reap(p->tx) > 0)
+		p->ev.progress(p->ctx);
+}
+
+static void on_rx(void *ctx, int fd, uint32_t events)
+{
+	struct usb_port *p = ctx;
+
+	(void)fd;
+	(void)events;
+	pl__aio_rx_reap(p->rx);
+}
+
+static void on_rx_bytes(void *ctx, const uint8_t *data, size_t len)
+{
+	struct usb_port *p = ctx;
+
+	p->ev.bytes(p->ctx, data, len);
+}
+
+static void ffs_enable(void *ctx, int ep_in, int ep_out, unsigned packet_size)
+{
+	struct usb_port *p = ctx;
+
+	p->ep_in = ep_in;
+	if (p->tx)
+		pl__aio_tx_attach(p->tx, ep_in, packet_size);
+	if (p->rx && pl__aio_rx_attach(p->rx, ep_out) < 0)
+		pl__log_warnx("link: the host's messages cannot be received");
+	p->ev.up(p->ctx, packet_size);
+}
+
+static void ffs_disable(void *ctx, const char *why)
+{
+	struct usb_port *p = ctx;
+
+	if (p->tx)
+		pl__aio_tx_detach(p->tx);
+	if (p->rx)
+		pl__aio_rx_detach(p->rx);
+	p->ep_in = -1;
+	p->ev.down(p->ctx, why);
+}
+
+static void on_ep0(void *ctx, int fd, uint32_t events);
+
+static int arm(struct usb_port *p)
+{
+	static const struct pl_ffs_events ev = { ffs_enable, ffs_disable };
+	int err;
+
+	if ((err = pl__ffs_open(&p->ffs, p->cfg.ffs_dir, &ev, p)) < 0)
+		return err;
+	if ((err = pl__loop_add_fd(p->loop, pl__ffs_ep0_fd(p->ffs), EPOLLIN, on_ep0, p,
+				   &p->ep0_watch)) < 0)
+		return err;
+	if (p->cfg.setup_gadget && (err = pl__gadget_bind(&p->cfg.gadget, true)) < 0)
+		return err;
+	return 0;
+}
+
+static void disarm(struct usb_port *p)
+{
+	pl__loop_remove(p->ep0_watch);
+	p->ep0_watch = NULL;
+	if (p->cfg.setup_gadget)
+		pl__gadget_bind(&p->cfg.gadget, false);
+	pl__ffs_close(p->ffs); /* calls ffs_disable if it was up */
+	p->ffs = NULL;
+}
+
+/* Drop the gadget and offer it again: the host enumerates it afresh, which
+ * recovers a host side that stopped reading. */
+static void usb_reset(struct pl_link_port *base, const char *why)
+{
+	struct usb_port *p = (struct usb_port *)base;
+	int err;
+
+	pl__log_warnx("link: %s; dropping the gadget and re-arming it", why);
+	disarm(p);
+	if ((err = arm(p)) < 0)
+		pl__log_warnc(err, "link: re-arming the gadget failed");
+}
+
+static void on_ep0(void *ctx, int fd, uint32_t events)
+{
+	struct usb_port *p = ctx;
+
+	(void)fd;
+	(void)events;
+	if (pl__ffs_handle_ep0(p->ffs) < 0)
+		usb_reset(&p->base, "ep0 failed");
+}
+
+static void usb_totals(const struct pl_link_port *base, struct pl_aio_tx_totals *tx,
+		       struct pl_aio_rx_totals *rx)
+{
+	const struct usb_port *p = (const struct usb_port *)base;
+
+	if (p->cfg.sync_write_bytes || !p->tx)
+		*tx = p->sync_totals;
+	else
+		pl__aio_tx_get_totals(p->tx, tx);
+	if (p->rx)
+		pl__aio_rx_get_totals(p->rx, rx);
+	else
+		memset(rx, 0, sizeof(*rx));
+}
+
+static void usb_close(struct pl_link_port *base)
+{
+	struct usb_port *p = (struct usb_port *)base;
+
+	if (!p)
+		return;
+	if (p->ffs)
+		disarm(p);
+	pl__loop_remove(p->tx_watch);
+	pl__loop_remove(p->rx_watch);
+	pl__aio_tx_close(p->tx);
+	pl__aio_rx_close(p->rx);
+	if (p->cfg.setup_gadget)
+		pl__gadget_teardown(&p->cfg.gadget);
+	free(p->sync_bounce);
+	free(p);
+}
+
+static const struct pl_link_port_ops usb_ops = {
+	.name = "usb",
+	.send = usb_send,
+	.room = usb_room,
+	.inflight = usb_inflight,
+	.reset = usb_reset,
+	.totals = usb_totals,
+	.close = usb_close,
+};
+
+int pl__link_port_usb_open(struct pl_link_port **out, const struct pl_link_config *cfg,
+			   struct pl_loop *loop, const struct pl_link_port_events *ev, void *ctx)
+{
+	struct usb_port *p = calloc(1, sizeof(*p));
+	struct pl_aio_tx_config txc;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->base.ops = &usb_ops;
+	p->cfg = *cfg;
+	p->loop = loop;
+	p->ev = *ev;
+	p->ctx = ctx;
+	p->ep_in = -1;
+	pl__aio_tx_config_default(&txc);
+	txc.chunk_bytes = cfg->chunk_bytes;
+	txc.budget_bytes = cfg->budget_bytes;
+	txc.max_message_bytes = cfg->max_message_bytes + 1024; /* header and padding */
+	err = pl__aio_tx_open(&p->tx, &txc);
+	if (err == -ENOSYS) {
+		/* A kernel without native AIO (the probe said why): the link
+		 * still carries frames and telemetry, the slow way. */
+		if (!p->cfg.sync_write_bytes)
+			p->cfg.sync_write_bytes = PL_LINK_SYNC_FALLBACK_BYTES;
+		pl__log_warnx("link: without native AIO, messages go out as blocking %zu-byte "
+			      "writes (the --sync baseline: a host that stops reading stalls "
+			      "perflinkd) and the host's replies and pings are not received",
+			      p->cfg.sync_write_bytes);
+		p->tx = NULL;
+	} else if (err < 0) {
+		goto fail;
+	} else if ((err = pl__aio_rx_open(&p->rx, cfg->rx_depth < 8 ? 8 : cfg->rx_depth,
+					  cfg->rx_read_bytes, on_rx_bytes, p)) < 0) {
+		goto fail;
+	}
+	if (p->cfg.sync_write_bytes && !(p->sync_bounce = malloc(p->cfg.sync_write_bytes))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((p->tx && (err = pl__loop_add_fd(loop, pl__aio_tx_eventfd(p->tx), EPOLLIN, on_tx, p,
+					     &p->tx_watch)) < 0) ||
+	    (p->rx && (err = pl__loop_add_fd(loop, pl__aio_rx_eventfd(p->rx), EPOLLIN, on_rx, p,
+					     &p->rx_watch)) < 0))
+		goto fail;
+	if (cfg->setup_gadget && (err = pl__gadget_setup(&cfg->gadget)) < 0)
+		goto fail;
+	if ((err = arm(p)) < 0)
+		goto fail;
+	*out = &p->base;
+	return 0;
+fail:
+	usb_close(&p->base);
+	return err;
+}

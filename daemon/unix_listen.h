@@ -1,0 +1,18 @@
+/* A listening unix socket for perflinkd's local clients (the control socket,
+ * the producer socket): the directory made if missing, a socket file left by
+ * a dead daemon replaced (a live one is refused), the file owner-only from
+ * the moment it exists, then given to the group and opened to it (0660). */
+#ifndef PL_DAEMON_UNIX_LISTEN_H
+#define PL_DAEMON_UNIX_LISTEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* type: SOCK_STREAM or SOCK_SEQPACKET. what names the setting in errors
+ * ("control-socket"). Returns the listening fd (non-blocking, close-on-exec)
+ * or -errno with err filled. On success the file is the caller's to unlink. */
+int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what,
+		    char *err, size_t errlen);
+
+#endif

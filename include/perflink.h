@@ -1,0 +1,114 @@
+/* libperflink: hand frames and telemetry to perflinkd, which sends them to
+ * perflink-host over the link (USB or TCP), and get the host's replies.
+ *
+ * A frame is written straight into shared memory that perflinkd maps
+ * (pl_frame_begin gives the buffer, pl_frame_commit hands it over): no copy
+ * is made before the link's io_submit. Nothing here blocks: a full link
+ * holds the newest frame in perflinkd (older held frames are replaced and
+ * counted), a full ring refuses and counts.
+ *
+ *   struct pl_producer *p;
+ *   if (pl_producer_open(&p, NULL) == 0) {
+ *           size_t cap;
+ *           void *buf = pl_frame_begin(p, &cap);
+ *           if (buf) {
+ *                   size_t len = encode_into(buf, cap);
+ *                   pl_frame_commit(p, buf, len, frame_number);
+ *           }
+ *           ...
+ *           uint64_t id; size_t len; char reply[256];
+ *           while (pl_reply_read(p, &id, reply, sizeof(reply), &len) == 1)
+ *                   use_reply(id, reply, len);
+ *   }
+ *
+ * Functions return 0 (or 1 where said) on success and a negative errno on
+ * failure; they leave errno alone. A pl_producer may be used from several
+ * threads. Link with -lperflink. */
+#ifndef PERFLINK_H
+#define PERFLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PL_CLIENT_EXPORT)
+#define PERFLINK_API __attribute__((visibility("default")))
+#else
+#define PERFLINK_API
+#endif
+
+#define PERFLINK_API_VERSION 1
+
+struct pl_producer;
+
+struct pl_producer_options {
+	/* perflinkd's producer socket; NULL: $PERFLINK_SOCKET, else the
+	 * daemon's default (/run/perflink/producers). */
+	const char *socket_path;
+	const char *name;          /* shown in `perflink status`; NULL: the program */
+	unsigned frame_slots;      /* frames in flight at once; 0: 4 (at most 32) */
+	size_t frame_bytes;        /* the largest frame; 0: no frames, telemetry only */
+	size_t reply_bytes;        /* room for replies not yet read; 0: 64 KiB */
+	size_t telemetry_bytes;    /* room for telemetry not yet taken; 0: 64 KiB */
+};
+
+/* Connect to perflinkd. -ENOENT or -ECONNREFUSED: no daemon runs; -EACCES:
+ * not allowed (root, perflinkd's user and its control group are);
+ * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why). */
+PERFLINK_API int pl_producer_open(struct pl_producer **out,
+				  const struct pl_producer_options *opt);
+PERFLINK_API void pl_producer_close(struct pl_producer *p);
+/* 0 while perflinkd is there; -EPIPE once it went away (close the
+ * producer and open a new one when it is back). */
+PERFLINK_API int pl_producer_check(struct pl_producer *p);
+
+/* A free frame buffer of *capacity bytes to write the frame into, or NULL
+ * when every slot is still on its way to the link (wait for
+ * pl_producer_fd to become readable, then try again). */
+PERFLINK_API void *pl_frame_begin(struct pl_producer *p, size_t *capacity);
+/* Hand the buffer's first len bytes to perflinkd as frame frame_id (48
+ * bits are kept; the host's reply carries it back). The buffer is not
+ * yours any more. -EMSGSIZE past the capacity, -ENOBUFS when the ring to
+ * the daemon is full (the buffer is released, the frame counted lost). */
+PERFLINK_API int pl_frame_commit(struct pl_producer *p, void *buf, size_t len,
+				 uint64_t frame_id);
+/* Give the buffer back without sending it. */
+PERFLINK_API void pl_frame_abort(struct pl_producer *p, void *buf);
+
+/* The next reply from the host: 1 with *frame_id and *len (the reply's
+ * bytes in buf, cut to cap), 0 when there is none now. */
+PERFLINK_API int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf,
+			       size_t cap, size_t *len);
+/* Readable (poll/epoll) when a reply arrived or a frame buffer came back.
+ * Read it with pl_producer_ack_fd before polling again. */
+PERFLINK_API int pl_producer_fd(const struct pl_producer *p);
+PERFLINK_API void pl_producer_ack_fd(struct pl_producer *p);
+
+/* One or more JSON lines, each ending in '\n', sent to the host as
+ * telemetry. -ENOBUFS when the ring is full (counted). */
+PERFLINK_API int pl_telemetry(struct pl_producer *p, const char *json_lines);
+
+struct pl_producer_stats {
+	uint64_t frames_committed, frames_sent, frames_held, frames_not_sent;
+	uint64_t frames_lost;        /* refused here: ring full */
+	uint64_t telemetry_dropped, replies_dropped;
+	uint32_t producer_id;
+};
+PERFLINK_API void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st);
+
+/* Renderer pipeline marks (the seed's RenderPipelineSummary): call once per
+ * published frame with its CLOCK_MONOTONIC stamps (0 where unknown). Every
+ * 5 s a "pipeline" summary is sent to perflinkd (when it runs) and appended
+ * to $PERFLINK_PIPELINE_OUT (when set). Thread-safe, never blocks on I/O. */
+PERFLINK_API void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns,
+				     uint64_t published_ns, uint32_t camera_stream,
+				     uint64_t frame_id, uint64_t eof_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,102 @@
+/* Reports to perflinkd's collector (common/producer_proto.h), which sends
+ * them to the host over the link. The preload library is a telemetry-only
+ * producer, connected lazily from the reporter thread.
+ *
+ * No daemon is not an error: the connection is tried again at most every
+ * RETRY_NS, quietly. A full ring drops the report and counts it (the next
+ * report that gets through says how many were lost); nothing here blocks
+ * the target's threads, only the reporter's and the sampler's, which both
+ * send here (one lock: they send a few lines a second at most). */
+#include "report_daemon.h"
+#include "clock.h"
+#include "diag.h"
+#include "perflink.h"
+#include "producer_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RETRY_NS (10ull * 1000 * 1000 * 1000)
+#define RING_BYTES (256u * 1024)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char socket_path[PL_SUN_PATH_MAX];
+static struct pl_producer *conn;
+static uint64_t next_try_ns;
+static uint64_t dropped;
+static bool said_connected;
+
+void pl__report_daemon_init(const struct pl_settings *s)
+{
+	memcpy(socket_path, s->daemon_socket, sizeof(socket_path));
+}
+
+static bool connected(void)
+{
+	uint64_t now = pl__mono_ns();
+	struct pl_producer_options o = { .socket_path = socket_path,
+					 .name = program_invocation_short_name,
+					 .telemetry_bytes = RING_BYTES,
+					 .reply_bytes = 4096 };
+	int ret;
+
+	if (conn && pl_producer_check(conn) == 0)
+		return true;
+	if (conn) {
+		pl_producer_close(conn);
+		conn = NULL;
+		pl__diag("perflinkd went away; reports go to it again when it is back");
+		next_try_ns = now + RETRY_NS;
+	}
+	if (now < next_try_ns)
+		return false;
+	next_try_ns = now + RETRY_NS;
+	ret = pl_producer_open(&conn, &o);
+	if (ret < 0) {
+		conn = NULL;
+		/* Missing or refusing daemons are normal; anything else is said once. */
+		if (ret != -ENOENT && ret != -ECONNREFUSED && !said_connected)
+			pl__diag("cannot hand reports to perflinkd at %s (error %d)", socket_path,
+				 -ret);
+		return false;
+	}
+	said_connected = true;
+	return true;
+}
+
+bool pl__report_daemon_enabled(void)
+{
+	return socket_path[0] != '\0';
+}
+
+uint64_t pl__report_daemon_dropped(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&lock);
+	n = dropped;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+void pl__report_daemon_send(const char *json_line)
+{
+	if (!socket_path[0])
+		return;
+	pthread_mutex_lock(&lock);
+	if (connected() && pl_telemetry(conn, json_line) < 0)
+		dropped++;
+	pthread_mutex_unlock(&lock);
+}
+
+void pl__report_daemon_fork_child(void)
+{
+	/* The lock may have been held by a thread the child does not have. */
+	pthread_mutex_init(&lock, NULL);
+	pl__producer_abandon(conn);
+	conn = NULL;
+	next_try_ns = 0;
+	dropped = 0;
+}

@@ -1,0 +1,21 @@
+/* The stage profiler's reports and the render sampler's windows to
+ * perflinkd (report_daemon.c). Thread-safe; init and the fork handler run
+ * alone. */
+#ifndef PL_PRELOAD_REPORT_DAEMON_H
+#define PL_PRELOAD_REPORT_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "settings.h"
+
+void pl__report_daemon_init(const struct pl_settings *s);
+bool pl__report_daemon_enabled(void);
+/* One JSON line; dropped (and counted) when the ring is full, skipped when
+ * no daemon runs. */
+void pl__report_daemon_send(const char *json_line);
+/* Reports lost because the ring to the daemon was full. */
+uint64_t pl__report_daemon_dropped(void);
+void pl__report_daemon_fork_child(void);
+
+#endif

@@ -1,0 +1,118 @@
+#!/bin/sh
+# End to end over the TCP link, every part real (TAP):
+#   frame_producer (libperflink: frames in shared memory)  \
+#   capture_loop under libperflink-preload.so (reports)     > perflinkd --link-tcp
+#                                                           /     |
+#                                     perflink-host --tcp --out DIR (echo replies)
+# The producer must get every reply back, the host must write summary.json,
+# frames.csv with the device's round trips, and the preload's reports as
+# telemetry/perflink-profile.jsonl.
+#
+# The render sampler's windows (renderer under the shim) arrive as
+# telemetry/render_window.jsonl.
+#
+# usage: test_e2e_tcp.sh PERFLINKD PERFLINK PERFLINK_HOST FRAME_PRODUCER SHIM
+#        CAPTURE_LOOP STAGES RENDERER
+set -u
+perflinkd=$1 perflink=$2 host=$3 producer=$4 shim=$5 capture=$6 stages=$7 renderer=$8
+frames=60
+d=$(mktemp -d "${TMPDIR:-/tmp}/pl-e2e-tcp-XXXXXX")
+dpid= hpid=
+cleanup() {
+	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$d"
+}
+trap cleanup EXIT
+
+n=0 failed=0
+check() { # description, then a shell condition
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+	fi
+}
+diag() { sed 's/^/# /' "$@"; }
+status() { "$perflink" status --json --socket "$d/control" 2>/dev/null; }
+
+: >"$d/empty.conf"
+"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
+	--pidfile "" --link --link-tcp 127.0.0.1:0 2>"$d/daemon.err" &
+dpid=$!
+port=
+for _ in $(seq 100); do
+	port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+check "perflinkd listens on a tcp port ($port)" '[ -n "$port" ]'
+[ -n "$port" ] || { diag "$d/daemon.err"; echo "1..$n"; exit 1; }
+
+"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &
+hpid=$!
+for _ in $(seq 100); do
+	status | grep -q '"state":"up"' && break
+	sleep 0.1
+done
+check "the host connected: link up" 'status | grep -q "\"state\":\"up\""'
+
+"$producer" --socket "$d/producers" --frames $frames --bytes 65536 --fps 30 \
+	--wait-replies 10 >"$d/producer.out" 2>&1
+prc=$?
+check "the producer got every frame's echo back: $(cat "$d/producer.out")" \
+	"[ $prc -eq 0 ] && grep -q 'replies $frames bad_replies 0' '$d/producer.out'"
+
+env LD_PRELOAD="$shim" PERFLINK_PROFILE=1 PERFLINK_PROFILE_INTERVAL=25 \
+	PERFLINK_PROFILE_SYSLOG=off PERFLINK_STAGES="$stages" PERFLINK_SOCKET="$d/producers" \
+	"$capture" --frames 50 --fps 100 >"$d/capture.out" 2>&1
+check "capture_loop ran under the shim" '[ $? -eq 0 ]'
+
+env LD_PRELOAD="$shim" PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=100 PERFLINK_SAMPLE_WINDOW=1 \
+	PERFLINK_SAMPLE_OUT="$d/render.txt" PERFLINK_SOCKET="$d/producers" \
+	"$renderer" 3 >"$d/renderer.out" 2>&1
+check "the renderer ran under the sampler" '[ $? -eq 0 ] && [ -s "$d/render.txt" ]'
+
+# The telemetry has to cross the link; the round trips come every 0.5 s.
+for _ in $(seq 50); do
+	[ "$(wc -l <"$d/host/telemetry/perflink-profile.jsonl" 2>/dev/null || echo 0)" -ge 2 ] &&
+		[ -s "$d/host/telemetry/render_window.jsonl" ] && break
+	sleep 0.1
+done
+sleep 1
+st=$(status)
+kill -TERM "$hpid"
+wait "$hpid"
+hrc=$?
+hpid=
+check "perflink-host exits 0 on SIGTERM" "[ $hrc -eq 0 ]"
+
+check "the preload's two reports reached the host as telemetry" \
+	'[ "$(grep -c "\"comm\":\"capture_loop\"" "$d/host/telemetry/perflink-profile.jsonl" 2>/dev/null)" = 2 ]'
+check "the sampler's windows reached the host, report and folded stacks" \
+	'grep -q "\"report\":\".*hot_a" "$d/host/telemetry/render_window.jsonl" &&
+	 grep -q "\"folded\":\".*hot_a [0-9]" "$d/host/telemetry/render_window.jsonl"'
+check "link diagnostics reached the host" '[ -s "$d/host/telemetry/link_diag.jsonl" ]'
+check "summary.json counts the producer's $frames frames" \
+	"grep -q '\"frames\": *$frames[,}]' '$d/host/summary.json'"
+check "summary.json has the round-trip percentiles" \
+	"grep -q '\"p99_ms\": *[0-9]' '$d/host/summary.json'"
+rows=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | wc -l)
+rtts=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | awk -F, '$7 != ""' | wc -l)
+check "frames.csv: $rows frames, $rtts with the device's round trip" \
+	"[ $rows -eq $frames ] && [ $rtts -eq $frames ]"
+check "perflinkd's collector saw the three producers" \
+	"echo '$st' | grep -q '\"accepted\":3'"
+check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
+
+if [ $failed -ne 0 ]; then
+	echo "# --- daemon"; diag "$d/daemon.err"
+	echo "# --- host"; diag "$d/host.out"
+	echo "# --- summary"; diag "$d/host/summary.json" 2>/dev/null
+	echo "# --- status"; echo "$st" | sed 's/^/# /'
+fi
+echo "1..$n"
+[ $failed -eq 0 ]

@@ -1,0 +1,138 @@
+/* The stage profiler's reports to perflinkd's collector, with capture_loop
+ * under the shim and a real collector (daemon/collector.c) in this test:
+ * - no daemon is not an error: the target runs, its reports still go to
+ *   the file, nothing is said about the missing daemon;
+ * - a daemon that stops draining never blocks the target: reports that do
+ *   not fit the ring are dropped and counted (daemon_dropped_reports), and
+ *   every report is either delivered or counted, none lost silently.
+ *
+ * Environment (set by meson): PL_PRELOAD_LIB, PL_CAPTURE_LOOP,
+ * PL_CAPTURE_STAGES. */
+#include "harness.h"
+#include "tap.h"
+
+#include "collector.h"
+#include "event_loop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct pl_loop *loop;
+static atomic_bool stop, paused;
+static atomic_uint lines;
+
+static int sink_frame(void *ctx, uint64_t id, const void *data, size_t len,
+		      const uint64_t *payload_xxh3)
+{
+	(void)ctx;
+	(void)payload_xxh3;
+	(void)id;
+	(void)data;
+	(void)len;
+	return -ENOTCONN;
+}
+
+/* The first report arrives: from now on the daemon "hangs" (stops
+ * draining) until the test lets it go on. */
+static void sink_line(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	(void)len;
+	if (strstr(line, "\"type\":\"perflink-profile\""))
+		atomic_fetch_add(&lines, 1);
+	atomic_store(&paused, true);
+}
+
+static void *loop_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		if (atomic_load(&paused))
+			usleep(5000);
+		else
+			pl__loop_run_once(loop, 10);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	static const struct pl_collector_sink sink = { sink_frame, sink_line };
+	const char *shim = getenv("PL_PRELOAD_LIB"), *capture = getenv("PL_CAPTURE_LOOP");
+	const char *stages = getenv("PL_CAPTURE_STAGES");
+	char dir[256], sock[300], out[300], env_preload[600], env_stages[400], env_out[400];
+	char env_sock[400], err[256];
+	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
+			      "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, env_sock, NULL };
+	char *run_short[] = { (char *)capture, "--frames", "50", "--fps", "200", NULL };
+	char *run_long[] = { (char *)capture, "--frames", "5000", "--fps", "5000", "--frame-bytes",
+			     "4096", NULL };
+	struct pl_collector_config cfg = { .max_frame_bytes = 1 << 20 };
+	struct pl_collector *col;
+	struct h_reports rs;
+	struct h_run r;
+	pthread_t t;
+	uint64_t dropped;
+
+	if (!shim || !capture || !stages || h_tempdir(dir, sizeof(dir), "report-daemon") < 0) {
+		printf("Bail out! needs PL_PRELOAD_LIB, PL_CAPTURE_LOOP, PL_CAPTURE_STAGES\n");
+		return 1;
+	}
+	snprintf(sock, sizeof(sock), "%s/producers", dir);
+	snprintf(out, sizeof(out), "%s/reports.jsonl", dir);
+	snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", shim);
+	snprintf(env_stages, sizeof(env_stages), "PERFLINK_STAGES=%s", stages);
+	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out);
+
+	/* No daemon at all. */
+	snprintf(env_sock, sizeof(env_sock), "PERFLINK_SOCKET=%s/nobody-listens", dir);
+	TAP_OK(h_run(&r, run_short, env) == 0 && r.status == 0, "no daemon: the target runs");
+	TAP_OK(!strstr(r.err, "perflinkd"), "and nothing is said about it: %s", h_oneline(r.err));
+	h_run_free(&r);
+	h_reports_load(&rs, out);
+	TAP_OK(rs.n == 2 && h_u64(&rs.r[1], "daemon_dropped_reports") == 0,
+	       "its two reports still reach the file (%zu)", rs.n);
+	h_reports_free(&rs);
+	unlink(out);
+
+	/* A daemon that stops draining after the first report. */
+	cfg.path = sock;
+	if (pl__loop_new(&loop) < 0 ||
+	    pl__collector_open(&col, loop, &cfg, &sink, NULL, err, sizeof(err)) < 0) {
+		printf("Bail out! collector: %s\n", err);
+		return 1;
+	}
+	pthread_create(&t, NULL, loop_thread, NULL);
+	snprintf(env_sock, sizeof(env_sock), "PERFLINK_SOCKET=%s", sock);
+	TAP_OK(h_run(&r, run_long, env) == 0 && r.status == 0,
+	       "a daemon that does not drain: the target still runs to the end");
+	h_run_free(&r);
+	h_reports_load(&rs, out);
+	dropped = rs.n ? h_u64(&rs.r[rs.n - 1], "daemon_dropped_reports") : 0;
+	TAP_OK(rs.n == 200, "200 reports in the file (%zu)", rs.n);
+	TAP_OK(dropped > 0 && dropped < 200,
+	       "the reports that did not fit the ring are counted (%llu)", (unsigned long long)dropped);
+	/* Let the daemon drain what the ring kept: with the ones counted as
+	 * dropped before the last report, every report is accounted for. */
+	atomic_store(&paused, false);
+	for (int i = 0; i < 300 && atomic_load(&lines) + dropped < 200; i++) {
+		atomic_store(&paused, false);
+		usleep(10000);
+	}
+	TAP_OK(atomic_load(&lines) + dropped >= 199 && atomic_load(&lines) + dropped <= 200,
+	       "delivered (%u) + dropped (%llu) = the reports written (the last report's own "
+	       "drop, if any, is counted in no report)", atomic_load(&lines),
+	       (unsigned long long)dropped);
+	h_reports_free(&rs);
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	pl__collector_close(col);
+	pl__loop_free(loop);
+	h_rmdir(dir);
+	return tap_done();
+}

@@ -1,0 +1,343 @@
+/* perflinkd's collector with real producers (libperflink's code) on a real
+ * unix socket and real shared memory: frames arrive byte for byte without
+ * a copy into the daemon, telemetry lines are split and forwarded, replies
+ * find their producer, and hostile producers (a bad hello, nonsense in the
+ * ring, oversized requests) are refused or counted while the others keep
+ * working. The collector's loop runs in its own thread, as in perflinkd. */
+#include "tap.h"
+
+#include "collector.h"
+#include "event_loop.h"
+#include "json_writer.h"
+#include "perflink.h"
+#include "producer_proto.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct pl_loop *loop;
+static struct pl_collector *collector;
+static atomic_bool stop;
+static char sock_path[108];
+
+/* What the sink saw (written by the loop thread, read after waits). */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t seen_frames, seen_bytes, seen_lines, last_frame_id, seen_hash_ok;
+static uint8_t last_frame[4096];
+static size_t last_frame_len;
+static char last_line[256];
+static int frame_result = 0; /* what the sink tells the collector */
+
+static int sink_frame(void *ctx, uint64_t wire_frame_id, const void *data, size_t len,
+		      const uint64_t *payload_xxh3)
+{
+	(void)ctx;
+	pthread_mutex_lock(&seen_lock);
+	seen_frames++;
+	seen_bytes += len;
+	seen_hash_ok += payload_xxh3 && *payload_xxh3 == pl__wire_payload_hash(data, len);
+	last_frame_id = wire_frame_id;
+	last_frame_len = len < sizeof(last_frame) ? len : sizeof(last_frame);
+	memcpy(last_frame, data, last_frame_len);
+	pthread_mutex_unlock(&seen_lock);
+	/* The host answers at once: a reply of "ack:" and the frame's first byte. */
+	{
+		uint8_t reply[5] = { 'a', 'c', 'k', ':', len ? ((const uint8_t *)data)[0] : 0 };
+
+		pl__collector_reply(collector, wire_frame_id, reply, sizeof(reply));
+	}
+	return frame_result;
+}
+
+static void sink_line(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	pthread_mutex_lock(&seen_lock);
+	seen_lines++;
+	snprintf(last_line, sizeof(last_line), "%.*s", (int)len, line);
+	pthread_mutex_unlock(&seen_lock);
+}
+
+/* The collector is not thread-safe: the test's own calls into it take the
+ * lock the loop thread holds while it dispatches. */
+static pthread_mutex_t loop_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *loop_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		pthread_mutex_lock(&loop_lock);
+		pl__loop_run_once(loop, 5);
+		pthread_mutex_unlock(&loop_lock);
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static uint64_t seen(uint64_t *what)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&seen_lock);
+	v = *what;
+	pthread_mutex_unlock(&seen_lock);
+	return v;
+}
+
+/* Wait up to 2 s for *what to reach want. */
+static bool wait_seen(uint64_t *what, uint64_t want)
+{
+	for (int i = 0; i < 200; i++) {
+		if (seen(what) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static int raw_connect(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock_path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void status(char *buf, size_t len)
+{
+	struct pl_json j;
+	const char *line;
+
+	pl__json_init(&j);
+	pl__json_begin_object(&j, NULL);
+	pthread_mutex_lock(&loop_lock);
+	pl__collector_status(collector, &j);
+	pthread_mutex_unlock(&loop_lock);
+	pl__json_end_object(&j);
+	line = pl__json_finish(&j);
+	snprintf(buf, len, "%s", line ? line : "");
+	pl__json_free(&j);
+}
+
+static void test_frames_and_replies(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "camera",
+					 .frame_slots = 2, .frame_bytes = 3000 };
+	struct pl_producer *p;
+	struct pl_producer_stats st;
+	size_t cap, slot_cap, len;
+	uint64_t id;
+	uint8_t reply[64];
+	uint8_t *buf, *buf2;
+	int ret = pl_producer_open(&p, &o);
+
+	TAP_OK(ret == 0, "a producer connects (%d)", ret);
+	if (ret)
+		return;
+	buf = pl_frame_begin(p, &cap);
+	TAP_OK(buf && cap >= 3000, "a frame buffer of at least the size asked (%zu)", cap);
+	slot_cap = cap;
+	buf2 = pl_frame_begin(p, &cap);
+	TAP_OK(buf2 && buf2 != buf, "a second slot");
+	TAP_OK(pl_frame_begin(p, &cap) == NULL && cap == 0, "no third slot: both in use");
+	pl_frame_abort(p, buf2);
+	for (size_t i = 0; i < 3000; i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	TAP_OK(pl_frame_commit(p, buf, slot_cap + 1, 5) == -EMSGSIZE, "a frame past the slot is refused");
+	TAP_OK(pl_frame_commit(p, buf, 3000, 0x123456789abcull) == 0, "frame committed");
+	TAP_OK(wait_seen(&seen_frames, 1), "the daemon side got the frame");
+	pthread_mutex_lock(&seen_lock);
+	{
+		bool same = last_frame_len == 3000;
+
+		for (size_t i = 0; same && i < 3000; i++)
+			same = last_frame[i] == (uint8_t)(i * 7 + 1);
+		TAP_OK(same, "byte for byte");
+		TAP_OK(last_frame_id >> 48 != 0 &&
+			       (last_frame_id & PL_PRODUCER_FRAME_ID_MASK) == 0x123456789abcull,
+		       "wire frame id: producer number on top, the frame's own id below");
+	}
+	pthread_mutex_unlock(&seen_lock);
+	/* The reply comes back to this producer. */
+	for (int i = 0; i < 200 && (ret = pl_reply_read(p, &id, reply, sizeof(reply), &len)) == 0; i++) {
+		struct pollfd pfd = { pl_producer_fd(p), POLLIN, 0 };
+
+		poll(&pfd, 1, 10);
+		pl_producer_ack_fd(p);
+	}
+	TAP_OK(ret == 1 && id == 0x123456789abcull && len == 5 && !memcmp(reply, "ack:\x01", 5),
+	       "the reply reaches the producer with its own frame id (ret %d len %zu)", ret, len);
+	/* Slots come back: many more frames than slots. */
+	for (int f = 0; f < 50; f++) {
+		for (int i = 0; i < 200 && !(buf = pl_frame_begin(p, &cap)); i++)
+			usleep(1000);
+		if (!buf)
+			break;
+		buf[0] = (uint8_t)f;
+		pl_frame_commit(p, buf, 1 + (size_t)f, (uint64_t)f);
+	}
+	TAP_OK(wait_seen(&seen_frames, 51), "50 more frames through 2 slots (%llu)",
+	       (unsigned long long)seen(&seen_frames));
+	TAP_EQ_U64(seen(&seen_hash_ok), 51, "each with its checksum, computed by the producer");
+	pl_producer_get_stats(p, &st);
+	TAP_EQ_U64(st.frames_committed, 51, "frames committed, as the daemon counts them");
+	TAP_EQ_U64(st.frames_sent, 51, "frames sent, as the daemon counts them");
+	/* Telemetry: several lines in one record are split. */
+	TAP_OK(pl_telemetry(p, "no newline") == -EINVAL, "telemetry must end in a newline");
+	TAP_OK(pl_telemetry(p, "{\"type\":\"a\"}\n{\"type\":\"b\"}\n") == 0, "telemetry sent");
+	TAP_OK(wait_seen(&seen_lines, 2), "two lines forwarded");
+	pthread_mutex_lock(&seen_lock);
+	TAP_EQ_STR(last_line, "{\"type\":\"b\"}\n", "the last line, whole");
+	pthread_mutex_unlock(&seen_lock);
+	pl_producer_close(p);
+}
+
+static void test_hostile(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "evil",
+					 .frame_slots = 1, .frame_bytes = 256 };
+	struct pl_producer_welcome w;
+	struct pl_producer *p, *good;
+	char st[8192];
+	uint64_t before;
+	int fd, ret;
+	ssize_t n;
+
+	/* A connection that never says anything is dropped after 2 s. */
+	fd = raw_connect();
+	{
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		char byte;
+
+		TAP_OK(poll(&pfd, 1, 4000) == 1 && recv(fd, &byte, 1, 0) == 0,
+		       "a connection that says no hello is closed by the daemon");
+		close(fd);
+	}
+
+	/* Not a hello at all. */
+	fd = raw_connect();
+	TAP_OK(fd >= 0, "raw connection");
+	send(fd, "hello?", 6, 0);
+	n = recv(fd, &w, sizeof(w), 0);
+	TAP_OK(n == (ssize_t)sizeof(w) && w.status == -EPROTO && strstr(w.message, "hello"),
+	       "garbage instead of a hello is refused with a reason: %s", n > 0 ? w.message : "");
+	close(fd);
+
+	/* Sizes beyond the daemon's limits. */
+	o.frame_bytes = 64u << 20;
+	ret = pl_producer_open(&p, &o);
+	TAP_OK(ret == -EINVAL, "a 64 MiB frame slot is refused (%d)", ret);
+	o.frame_bytes = 256;
+	o.frame_slots = 1000;
+	ret = pl_producer_open(&p, &o);
+	TAP_OK(ret == -EINVAL, "1000 slots are refused (%d)", ret);
+	o.frame_slots = 1;
+
+	/* A producer that writes nonsense records; a good one beside it. */
+	TAP_OK(pl_producer_open(&p, &o) == 0, "evil producer connects");
+	o.name = "good";
+	TAP_OK(pl_producer_open(&good, &o) == 0, "good producer connects");
+	{
+		/* Reach into the shared memory the way a hostile producer can. */
+		struct pl_producer_frame_rec bad = { .slot = 7, .len = 10 };
+		struct pl_shm_ring ring;
+		struct pl_producer_shm *shm;
+		size_t cap;
+		uint8_t *slot = pl_frame_begin(p, &cap);
+
+		/* The slot's address tells where the memory is; the header is at
+		 * the start of the mapping (page-aligned layout). */
+		shm = (struct pl_producer_shm *)((uintptr_t)slot & ~(uintptr_t)4095);
+		while (shm->magic != PL_PRODUCER_MAGIC)
+			shm = (struct pl_producer_shm *)((uint8_t *)shm - 4096);
+		pl_frame_abort(p, slot);
+		pl__shm_ring_attach(&ring, &shm->records, (uint8_t *)shm + 4096, 64 * 1024);
+		before = seen(&seen_frames);
+		pl__shm_ring_push(&ring, PL_REC_FRAME, &bad, sizeof(bad), NULL, 0);
+		bad.slot = 0;
+		bad.len = 100000;
+		pl__shm_ring_push(&ring, PL_REC_FRAME, &bad, sizeof(bad), NULL, 0);
+		bad.len = 10; /* slot 0 is FREE, not READY */
+		pl__shm_ring_push(&ring, PL_REC_FRAME, &bad, sizeof(bad), NULL, 0);
+		pl__shm_ring_push(&ring, 99, "x", 1, NULL, 0);
+		pl__shm_ring_push(&ring, PL_REC_TELEMETRY, "a\0b\n", 4, NULL, 0);
+		pl_telemetry(p, "{\"wake\":1}\n");
+		/* and then a head that makes no sense */
+		usleep(100000);
+		atomic_store(&shm->records.head, atomic_load(&shm->records.tail) + 3);
+		pl_telemetry(good, "{\"good\":1}\n");
+		pl_telemetry(p, "{\"wake\":2}\n"); /* lands after a misaligned head */
+	}
+	{
+		size_t cap;
+		uint8_t *b = pl_frame_begin(good, &cap);
+
+		b[0] = 0x42;
+		pl_frame_commit(good, b, 1, 9);
+	}
+	TAP_OK(wait_seen(&seen_frames, before + 1), "the good producer's frame still goes through");
+	usleep(100000);
+	TAP_EQ_U64(seen(&seen_frames), before + 1, "none of the evil records became a frame");
+	status(st, sizeof(st));
+	{
+		char *evil = strstr(st, "\"name\":\"evil\"");
+		char *bad = evil ? strstr(evil, "\"bad_records\":") : NULL;
+		unsigned long nbad = bad ? strtoul(bad + 14, NULL, 10) : 0;
+
+		TAP_OK(nbad >= 5, "the evil producer's bad records are counted (%lu): %s", nbad, st);
+	}
+	pl_producer_close(p);
+	pl_producer_close(good);
+}
+
+int main(void)
+{
+	static const struct pl_collector_sink sink = { sink_frame, sink_line };
+	struct pl_collector_config cfg = { .max_frame_bytes = 1u << 20 };
+	char dir[] = "/tmp/pl-test-collector-XXXXXX", err[256];
+	pthread_t t;
+	int ret;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(sock_path, sizeof(sock_path), "%s/producers", dir);
+	cfg.path = sock_path;
+	if (pl__loop_new(&loop) < 0)
+		return 1;
+	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL, err, sizeof(err));
+	TAP_OK(ret == 0, "collector listens (%s)", ret ? err : "ok");
+	if (ret)
+		return tap_done();
+	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL, err, sizeof(err)) == 0;
+	TAP_OK(!ret && strstr(err, "another perflinkd"), "a second collector on the same path is refused: %s", err);
+	pthread_create(&t, NULL, loop_thread, NULL);
+	{
+		struct pl_producer *p;
+		struct pl_producer_options o = { .socket_path = "/tmp/pl-test-collector-none/x" };
+
+		TAP_OK(pl_producer_open(&p, &o) == -ENOENT, "no daemon: -ENOENT, not a crash");
+	}
+	test_frames_and_replies();
+	test_hostile();
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	pl__collector_close(collector);
+	pl__loop_free(loop);
+	rmdir(dir);
+	return tap_done();
+}

@@ -1,0 +1,239 @@
+/* The link over its TCP port, on a real loopback socket, with this test as
+ * the host: frames arrive whole and checked, pings are answered with the
+ * device's clock, replies come back as measured round trips (frame_latency
+ * telemetry), a host that stops reading makes frames be held (newest wins)
+ * and is dropped at the deadline, and a new connection replaces an old one. */
+#include "tap.h"
+
+#include "clock.h"
+#include "event_loop.h"
+#include "link.h"
+#include "wire.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static struct pl_loop *loop;
+static struct pl_link *link_;
+static unsigned ups, downs;
+static uint64_t replies_seen;
+
+static void on_up(void *ctx, unsigned packet_size)
+{
+	(void)ctx;
+	(void)packet_size;
+	ups++;
+}
+
+static void on_down(void *ctx, const char *why)
+{
+	(void)ctx;
+	(void)why;
+	downs++;
+}
+
+static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
+{
+	(void)ctx;
+	(void)payload;
+	if (hdr->type == PL_MSG_REPLY)
+		replies_seen++;
+}
+
+static void spin(int ms)
+{
+	uint64_t end = pl__mono_ns() + (uint64_t)ms * 1000000;
+
+	while (pl__mono_ns() < end)
+		pl__loop_run_once(loop, 5);
+}
+
+static int host_connect(unsigned port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read until a message of type comes (others are skipped) or ms pass,
+ * running the device's loop meanwhile. 1 with the message copied out. */
+static int host_read(int fd, struct pl_wire_stream *s, int type, int ms,
+		     struct pl_wire_header *hdr, uint8_t *payload, size_t cap)
+{
+	uint64_t end = pl__mono_ns() + (uint64_t)ms * 1000000;
+	uint8_t buf[65536];
+	const uint8_t *p;
+
+	while (pl__mono_ns() < end) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		while (pl__wire_stream_next(s, hdr, &p) == 1) {
+			if (hdr->type != type)
+				continue;
+			memcpy(payload, p, hdr->payload_len < cap ? hdr->payload_len : cap);
+			return 1;
+		}
+		pl__loop_run_once(loop, 1);
+		if (poll(&pfd, 1, 1) == 1) {
+			n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (n == 0)
+				return -EPIPE;
+			if (n > 0) {
+				size_t off = 0;
+
+				while (off < (size_t)n) {
+					off += pl__wire_stream_feed(s, buf + off, (size_t)n - off);
+					if (off < (size_t)n && pl__wire_stream_next(s, hdr, &p) == 1 &&
+					    hdr->type == type) {
+						memcpy(payload, p, hdr->payload_len < cap ? hdr->payload_len : cap);
+						return 1;
+					}
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static void host_send(int fd, uint64_t *seq, int type, uint64_t frame_id, uint64_t time_ns,
+		      const void *payload, uint32_t len)
+{
+	uint8_t msg[4096] = { 0 };
+	struct pl_wire_header h = { .type = (uint8_t)type, .payload_len = len, .sequence = (*seq)++,
+				    .send_time_ns = time_ns, .frame_id = frame_id };
+
+	pl__wire_encode_header(msg, &h, payload);
+	memcpy(msg + PL_WIRE_HEADER_SIZE, payload, len);
+	send(fd, msg, pl__wire_message_size(len, 64), MSG_NOSIGNAL);
+}
+
+int main(void)
+{
+	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	static uint8_t frame[300000], got[300000];
+	struct pl_link_config cfg;
+	struct pl_link_stats st;
+	struct pl_wire_stream s;
+	struct pl_wire_header hdr;
+	uint64_t seq = 0, t0;
+	unsigned port;
+	int fd, fd2, ret;
+
+	if (pl__loop_new(&loop) < 0 || pl__wire_stream_init(&s, 64, 1u << 20) < 0)
+		return 1;
+	pl__link_config_default(&cfg);
+	cfg.tcp_listen = "bad-address-without-port";
+	TAP_OK(pl__link_open(&link_, &cfg, loop, &h, NULL) == -EINVAL, "a tcp address without a port is refused");
+	cfg.tcp_listen = "127.0.0.1:0";
+	cfg.deadline_ns = 300000000ull;
+	cfg.budget_bytes = 512 * 1024;
+	ret = pl__link_open(&link_, &cfg, loop, &h, NULL);
+	TAP_OK(ret == 0, "link listens on tcp (%d)", ret);
+	if (ret)
+		return tap_done();
+	port = pl__link_tcp_port(link_);
+	TAP_OK(port > 0, "on an ephemeral port (%u)", port);
+	TAP_OK(pl__link_send_frame(link_, 1, 0, "x", 1) == -ENOTCONN, "no host yet: -ENOTCONN");
+
+	fd = host_connect(port);
+	spin(50);
+	TAP_OK(ups == 1 && pl__link_is_up(link_), "the host connected: link up");
+
+	for (size_t i = 0; i < sizeof(frame); i++)
+		frame[i] = (uint8_t)(i * 13 + 5);
+	TAP_OK(pl__link_send_frame(link_, 77, 0, frame, sizeof(frame)) == 0, "a 300 KB frame sent");
+	ret = host_read(fd, &s, PL_MSG_FRAME, 2000, &hdr, got, sizeof(got));
+	TAP_OK(ret == 1 && hdr.frame_id == 77 && hdr.payload_len == sizeof(frame) &&
+		       !memcmp(got, frame, sizeof(frame)),
+	       "the host got it whole, checked by the wire stream (ret %d)", ret);
+
+	/* Clock offset: the device answers with the ping's time and its own. */
+	t0 = pl__mono_ns();
+	host_send(fd, &seq, PL_MSG_PING, 0, 123456789, NULL, 0);
+	ret = host_read(fd, &s, PL_MSG_PONG, 2000, &hdr, got, 16);
+	{
+		uint64_t a, b;
+
+		memcpy(&a, got, 8);
+		memcpy(&b, got + 8, 8);
+		a = le64toh(a);
+		b = le64toh(b);
+		TAP_OK(ret == 1 && hdr.payload_len == 16 && a == 123456789 && b >= t0 &&
+			       b <= pl__mono_ns(),
+		       "PONG carries the ping's time and the device's receive time");
+	}
+
+	/* The reply's round trip is measured on the device and reported. */
+	host_send(fd, &seq, PL_MSG_REPLY, 77, pl__mono_ns(), "ok", 2);
+	ret = host_read(fd, &s, PL_MSG_TELEMETRY, 2000, &hdr, got, sizeof(got) - 1);
+	got[ret == 1 ? hdr.payload_len : 0] = '\0';
+	TAP_OK(ret == 1 && strstr((char *)got, "\"type\":\"frame_latency\"") &&
+		       strstr((char *)got, "[[77,"),
+	       "frame_latency telemetry names the frame: %.120s", (char *)got);
+	TAP_EQ_U64(replies_seen, 1, "the reply also reached the link's owner");
+	pl__link_get_stats(link_, &st);
+	TAP_OK(st.replies_matched == 1 && st.last_rtt_ns > 0 && st.pings == 1,
+	       "stats: one reply matched, one ping");
+
+	/* The host stops reading: frames are held, newest wins, then the
+	 * deadline drops the connection. */
+	{
+		int held = 0, replaced = 0;
+
+		for (int i = 0; i < 40; i++) {
+			ret = pl__link_send_frame(link_, 100 + (uint64_t)i, 0, frame, sizeof(frame));
+			held += ret == 1;
+			replaced += ret == 2;
+			spin(5);
+		}
+		TAP_OK(held >= 1 && replaced >= 1, "a host that reads nothing: frames held (%d) and "
+		       "replaced (%d)", held, replaced);
+	}
+	spin(800);
+	pl__link_get_stats(link_, &st);
+	TAP_OK(st.rearms == 1 && downs == 1 && !pl__link_is_up(link_),
+	       "the deadline dropped the connection (rearms %llu)", (unsigned long long)st.rearms);
+	close(fd);
+
+	/* A new host connection; then another replaces it. */
+	fd = host_connect(port);
+	spin(50);
+	TAP_OK(ups == 2, "a host can connect again");
+	fd2 = host_connect(port);
+	spin(50);
+	TAP_OK(ups == 3 && downs == 2, "a new connection replaces the current one");
+	pl__wire_stream_free(&s);
+	pl__wire_stream_init(&s, 64, 1u << 20);
+	TAP_OK(pl__link_send_frame(link_, 200, 0, frame, 1000) == 0, "frame to the new host");
+	ret = host_read(fd2, &s, PL_MSG_FRAME, 2000, &hdr, got, sizeof(got));
+	TAP_OK(ret == 1 && hdr.frame_id == 200 && hdr.sequence == 0,
+	       "the new connection gets it, its sequence starting at 0");
+	/* Garbage from the host is counted, not fatal. */
+	send(fd2, "garbage garbage garbage garbage garbage garbage garbage garbage!", 64, MSG_NOSIGNAL);
+	host_send(fd2, &seq, PL_MSG_PING, 0, 5, NULL, 0);
+	ret = host_read(fd2, &s, PL_MSG_PONG, 2000, &hdr, got, 16);
+	pl__link_get_stats(link_, &st);
+	TAP_OK(ret == 1 && st.rx_skipped_bytes >= 64, "after garbage (%llu bytes skipped) the "
+	       "next ping is still answered", (unsigned long long)st.rx_skipped_bytes);
+	close(fd);
+	close(fd2);
+	pl__link_close(link_);
+	pl__wire_stream_free(&s);
+	pl__loop_free(loop);
+	return tap_done();
+}
