@@ -1,13 +1,22 @@
 /* perflink-host: the machine at the other end of the cable. Receives what
- * perflinkd sends over USB, checks every message, replies to frames, and
- * counts what it saw. */
+ * perflinkd sends over USB (or TCP), checks every message, replies to
+ * frames, estimates the device's clock offset, records per-frame latency,
+ * and writes what arrived as files. */
+#include "clock.h"
+#include "clock_offset.h"
+#include "device_telemetry.h"
+#include "latency_table.h"
 #include "log.h"
 #include "options.h"
 #include "pl_config.h"
+#include "progress.h"
 #include "receiver.h"
+#include "host.h"
+#include "run_output.h"
+#include "tcp_link.h"
 #include "usb_link.h"
-#include "clock.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +24,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#define PING_INTERVAL_NS 1000000000ull
+#define TCP_RETRY_MS 500
+/* the largest message and then some: replies wait here when the device
+ * does not read */
+#define TCP_OUT_LIMIT_BYTES (32u << 20)
+/* at the end, how long buffered replies may take to leave */
+#define FLUSH_NS 2000000000ull
 
 static volatile sig_atomic_t stop_requested;
 
@@ -24,51 +42,49 @@ static void on_signal(int signo)
 	stop_requested = 1;
 }
 
-struct host_options {
-	long vendor_id, product_id;
-	char *serial;
-	char *reply;
-	long frames;
-	double timeout_s;
-	char *frames_csv;
-	long depth;
-	long transfer_kib;
-	bool integrity;
-	long stall_after;
-	double stall_s;
-	bool drain;
-	char *telemetry_dir;
-	double seconds;
-};
-
-static struct host_options opt = {
+static struct pl_host_options opt = {
 	.vendor_id = 0x1d6b,
 	.product_id = 0x0104,
-	.frames = 0,
-	.timeout_s = 0,
 	.depth = 8,
 	.transfer_kib = 64,
+	.latency_wait_s = 2,
+	.max_frames_kept = 8000000,
 };
 
 static const struct pl_option options[] = {
+	{ "tcp", PL_OPT_STRING, &opt.tcp, 0, 0, "HOST:PORT",
+	  "connect to perflinkd over TCP instead of USB (retried every 0.5 s while refused or "
+	  "after the connection drops)" },
 	{ "vid", PL_OPT_INT, &opt.vendor_id, 0, 0xffff, "ID", "USB vendor id of the device" },
 	{ "pid", PL_OPT_INT, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
-	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "only the device with this serial" },
+	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "USB: only the device with this serial" },
 	{ "reply", PL_OPT_STRING, &opt.reply, 0, 0, "MODE",
-	  "answer each frame: echo, digest (SHA-256), ack (16 bytes: frame id, host time) or none" },
+	  "answer each frame: echo (when not given), digest (SHA-256), ack (16 bytes: frame id, "
+	  "host time) or none" },
 	{ "frames", PL_OPT_INT, &opt.frames, 0, 1e12, "N",
 	  "exit after N frames (0: when the device says its stream ended, or when stopped)" },
-	{ "timeout", PL_OPT_DOUBLE, &opt.timeout_s, 0, 1e9, "S",
-	  "give up after S seconds without a frame (0: never)" },
-	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
-	  "write one line per frame: frame_id,sequence,bytes,device_send_ns,host_recv_ns" },
-	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "bulk IN transfers kept in flight" },
-	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB", "size of each IN transfer" },
-	{ "telemetry-dir", PL_OPT_STRING, &opt.telemetry_dir, 0, 0, "DIR",
-	  "write the device's telemetry (stall events, resource samples, link diagnostics) "
-	  "to DIR/telemetry.jsonl" },
 	{ "seconds", PL_OPT_DOUBLE, &opt.seconds, 0, 1e9, "S",
 	  "exit after S seconds (0: no limit)" },
+	{ "timeout", PL_OPT_DOUBLE, &opt.timeout_s, 0, 1e9, "S",
+	  "give up (exit 1) after S seconds without a frame, unless --seconds is set (0: never)" },
+	{ "out", PL_OPT_STRING, &opt.out, 0, 0, "DIR",
+	  "write DIR/frames.csv and DIR/summary.json at exit (also on SIGINT/SIGTERM) and the "
+	  "device's telemetry as DIR/telemetry/TYPE.jsonl while it arrives" },
+	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
+	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
+	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
+	{ "telemetry-dir", PL_OPT_STRING, &opt.telemetry_dir, 0, 0, "DIR",
+	  "append every telemetry payload as received to DIR/telemetry.jsonl (--out sorts them "
+	  "into one file per type instead)" },
+	{ "latency-wait", PL_OPT_DOUBLE, &opt.latency_wait_s, 0, 60, "S",
+	  "at the end, wait up to S seconds for the device's round trips of the last frames "
+	  "(only when the device sends frame_latency)" },
+	{ "max-frames-kept", PL_OPT_INT, &opt.max_frames_kept, 1000, 100000000, "N",
+	  "frames kept for frames.csv and the percentiles (about 80 bytes each); later frames "
+	  "are counted only" },
+	{ "depth", PL_OPT_INT, &opt.depth, 8, 64, "N", "USB: bulk IN transfers kept in flight" },
+	{ "transfer-kib", PL_OPT_INT, &opt.transfer_kib, 16, 1024, "KIB",
+	  "USB: size of each IN transfer" },
 	{ "drain", PL_OPT_BOOL, &opt.drain, 0, 0, NULL,
 	  "benchmark baseline: count raw bytes without parsing them (with bare_aio_writer); "
 	  "ends --timeout seconds after the last byte" },
@@ -82,37 +98,41 @@ static const struct pl_option options[] = {
 	PL_OPT_END,
 };
 
-struct host {
-	struct pl_usb_link *usb;
-	struct pl_receiver rx;
-	uint64_t last_frame_ns;
-	uint64_t drained_bytes, first_byte_ns, last_byte_ns;
-};
-
-static int usb_send(void *ctx, const void *msg, size_t len)
+static int link_send(void *ctx, const void *msg, size_t len)
 {
-	struct host *h = ctx;
+	struct pl_host *h = ctx;
 
-	return pl__usb_link_send(h->usb, msg, len);
+	return h->tcp ? pl__tcp_link_send(h->tcp, msg, len) : pl__usb_link_send(h->usb, msg, len);
+}
+
+static int link_poll(struct pl_host *h, int timeout_ms)
+{
+	return h->tcp ? pl__tcp_link_poll(h->tcp, timeout_ms) : pl__usb_link_poll(h->usb, timeout_ms);
 }
 
 static void on_connected(void *ctx, unsigned packet_size)
 {
-	struct host *h = ctx;
+	struct pl_host *h = ctx;
 
 	pl__receiver_reset(&h->rx, packet_size);
-	pl__log_info("connected: %u-byte packets", packet_size);
+	h->connected = true;
+	h->last_ping_ns = 0; /* a first offset sample at once */
+	if (h->usb)
+		pl__log_info("connected: %u-byte packets", packet_size);
 }
 
 static void on_disconnected(void *ctx)
 {
-	(void)ctx;
-	pl__log_info("device gone; waiting for it to come back");
+	struct pl_host *h = ctx;
+
+	h->connected = false;
+	if (h->usb)
+		pl__log_info("device gone; waiting for it to come back");
 }
 
 static void on_data(void *ctx, const uint8_t *data, size_t len)
 {
-	struct host *h = ctx;
+	struct pl_host *h = ctx;
 
 	if (opt.drain) {
 		h->last_byte_ns = pl__mono_ns();
@@ -124,25 +144,225 @@ static void on_data(void *ctx, const uint8_t *data, size_t len)
 	pl__receiver_feed(&h->rx, data, len);
 }
 
+static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_ns)
+{
+	struct pl_host *h = ctx;
+	int64_t offset = 0;
+	uint64_t rtt;
+	bool have = pl__clock_offset_best(&h->clock, &offset, &rtt);
+
+	if (!h->first_frame_ns)
+		h->first_frame_ns = now_ns;
+	h->last_frame_ns = now_ns;
+	pl__latency_table_add(&h->table, hdr->frame_id, hdr->sequence, hdr->payload_len,
+			      hdr->send_time_ns, now_ns, have, offset);
+}
+
+static void on_pong(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload,
+		    uint64_t now_ns)
+{
+	struct pl_host *h = ctx;
+
+	if (pl__clock_offset_add_pong(&h->clock, hdr, payload, now_ns) < 0)
+		h->bad_pongs++;
+}
+
+static void on_telemetry(void *ctx, const uint8_t *payload, size_t len)
+{
+	struct pl_host *h = ctx;
+
+	pl__device_telemetry_feed(&h->dt, (const char *)payload, len);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: perflink-host [OPTIONS]\n\n"
-		     "Receive what perflinkd sends over USB, check every message (sequence, length,\n"
-		     "checksum, padding), reply to frames, and print a summary on exit.\n\n"
+		     "Receive what perflinkd sends over USB (or TCP with --tcp), check every message\n"
+		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
+		     "second for the clock offset, and print a summary on exit. With --out, write\n"
+		     "frames.csv, summary.json and the device's telemetry into a directory.\n"
+		     "A progress line is shown once a second when stdout is a terminal.\n\n"
 		     "options:\n");
 	pl__options_print_help(options, out);
 }
 
+static int parse_reply(enum pl_reply_mode *mode)
+{
+	*mode = PL_REPLY_ECHO;
+	if (!opt.reply || strcmp(opt.reply, "echo") == 0)
+		*mode = PL_REPLY_ECHO;
+	else if (strcmp(opt.reply, "digest") == 0)
+		*mode = PL_REPLY_DIGEST;
+	else if (strcmp(opt.reply, "none") == 0)
+		*mode = PL_REPLY_NONE;
+	else if (strcmp(opt.reply, "ack") == 0)
+		*mode = PL_REPLY_ACK;
+	else
+		return -EINVAL;
+	if (opt.integrity)
+		*mode = PL_REPLY_DIGEST;
+	return 0;
+}
+
+static void open_transport(struct pl_host *h)
+{
+	static const struct pl_usb_link_handlers uh = { on_connected, on_disconnected, on_data };
+	static const struct pl_tcp_link_handlers th = { on_connected, on_disconnected, on_data };
+
+	if (opt.tcp) {
+		struct pl_tcp_link_config tcfg = {
+			.address = opt.tcp,
+			.retry_ms = TCP_RETRY_MS,
+			.out_limit_bytes = TCP_OUT_LIMIT_BYTES,
+		};
+
+		if (pl__tcp_link_open(&h->tcp, &tcfg, &th, h) < 0)
+			exit(2);
+	} else {
+		struct pl_usb_link_config ucfg;
+
+		memset(&ucfg, 0, sizeof(ucfg));
+		ucfg.vendor_id = (uint16_t)opt.vendor_id;
+		ucfg.product_id = (uint16_t)opt.product_id;
+		ucfg.serial = opt.serial;
+		ucfg.depth = (unsigned)opt.depth;
+		ucfg.transfer_bytes = (size_t)opt.transfer_kib * 1024;
+		if (pl__usb_link_open(&h->usb, &ucfg, &uh, h) < 0)
+			pl__fatalx("cannot start libusb");
+	}
+}
+
+/* Keep the link going: pings, progress, telemetry files. */
+static int run_step(struct pl_host *h, int timeout_ms)
+{
+	uint64_t now;
+
+	if (link_poll(h, timeout_ms) < 0)
+		return -1;
+	now = pl__mono_ns();
+	if (h->connected && !opt.drain && now - h->last_ping_ns >= PING_INTERVAL_NS) {
+		pl__receiver_send_ping(&h->rx);
+		h->last_ping_ns = now;
+	}
+	/* telemetry files are readable while the run goes on, a second late */
+	if (h->have_files && now - h->last_flush_ns >= 1000000000u) {
+		pl__telemetry_files_flush(&h->files);
+		h->last_flush_ns = now;
+	}
+	pl__progress_tick(&h->progress, now, h->rx.frames, h->rx.frame_bytes, &h->table);
+	return 0;
+}
+
+static int run(struct pl_host *h)
+{
+	uint64_t start = pl__mono_ns(), last_frame = start;
+	int status = 0;
+
+	h->start_ns = start;
+	while (!stop_requested) {
+		uint64_t frames_before = h->rx.frames;
+
+		if (opt.stall_after > 0 && h->rx.frames >= (uint64_t)opt.stall_after) {
+			struct timespec nap = { (time_t)opt.stall_s,
+						(long)((opt.stall_s - (double)(time_t)opt.stall_s) * 1e9) };
+
+			/* a host that stops taking data: nothing is read while
+			 * it sleeps, so the device's budget fills up */
+			pl__log_info("stalling for %.1f s after %llu frames", opt.stall_s,
+				     (unsigned long long)h->rx.frames);
+			opt.stall_after = 0;
+			nanosleep(&nap, NULL);
+			last_frame = pl__mono_ns();
+		}
+		if (run_step(h, 100) < 0)
+			break;
+		if (h->rx.frames != frames_before)
+			last_frame = pl__mono_ns();
+		if (opt.drain) {
+			if (h->first_byte_ns &&
+			    pl__mono_ns() - h->last_byte_ns > (uint64_t)(opt.timeout_s * 1e9))
+				break;
+			continue;
+		}
+		if (opt.frames > 0 && h->rx.frames >= (uint64_t)opt.frames)
+			break;
+		if (h->rx.stream_ended)
+			break;
+		if (opt.seconds > 0 && pl__mono_ns() - start > (uint64_t)(opt.seconds * 1e9))
+			break;
+		if (opt.timeout_s > 0 && opt.seconds <= 0 &&
+		    pl__mono_ns() - last_frame > (uint64_t)(opt.timeout_s * 1e9)) {
+			pl__log_warnx("no frame for %.1f s; giving up", opt.timeout_s);
+			status = 1;
+			break;
+		}
+	}
+	/* The device reports round trips after the replies reached it: give
+	 * the last frames' reports time to come, if it reports them at all. */
+	if (!opt.drain && h->dt.latency_lines > 0) {
+		uint64_t until = pl__mono_ns() + (uint64_t)(opt.latency_wait_s * 1e9);
+
+		while (!stop_requested && h->connected && h->table.rtt_known < h->table.n &&
+		       pl__mono_ns() < until)
+			if (run_step(h, 50) < 0)
+				break;
+	}
+	/* let the last replies go out */
+	if (h->tcp) {
+		uint64_t until = pl__mono_ns() + FLUSH_NS;
+
+		while (h->connected && pl__tcp_link_pending(h->tcp) && pl__mono_ns() < until)
+			link_poll(h, 10);
+	} else {
+		int i;
+
+		for (i = 0; i < 5; i++)
+			link_poll(h, 20);
+	}
+	h->end_ns = pl__mono_ns();
+	return status;
+}
+
+static void prepare_outputs(struct pl_host *h)
+{
+	if (opt.out) {
+		char path[4096];
+		int err;
+
+		if (mkdir(opt.out, 0755) < 0 && errno != EEXIST)
+			pl__fatal("%s", opt.out);
+		if ((size_t)snprintf(path, sizeof(path), "%s/telemetry", opt.out) >= sizeof(path))
+			pl__fatalx("--out: path too long");
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			pl__fatal("%s", path);
+		if ((err = pl__telemetry_files_open(&h->files, path)) < 0) {
+			pl__log_warnc(err, "%s", path);
+			exit(1);
+		}
+		h->have_files = true;
+	}
+	if (opt.telemetry_dir) {
+		char path[4096];
+
+		if (mkdir(opt.telemetry_dir, 0755) < 0 && errno != EEXIST)
+			pl__fatal("%s", opt.telemetry_dir);
+		snprintf(path, sizeof(path), "%s/telemetry.jsonl", opt.telemetry_dir);
+		h->rx.telemetry_out = fopen(path, "a");
+		if (!h->rx.telemetry_out)
+			pl__fatal("%s", path);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	static const struct pl_usb_link_handlers handlers = { on_connected, on_disconnected, on_data };
+	static const struct pl_receiver_hooks hooks = {
+		.frame = on_frame, .pong = on_pong, .telemetry = on_telemetry,
+	};
 	char err[PL_ERRBUF];
-	struct pl_usb_link_config ucfg;
-	struct pl_usb_link_stats us;
-	enum pl_reply_mode mode = PL_REPLY_ECHO;
-	struct host h;
-	int next, r, status = 0;
-	uint64_t start;
+	enum pl_reply_mode mode;
+	struct sigaction sa;
+	struct pl_host h;
+	int next, r, status;
 
 	pl__log_init("perflink-host", true, 0);
 	r = pl__options_parse_argv(options, argc, argv, &next, err, sizeof(err));
@@ -154,135 +374,48 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perflink-host: %s\n", r < 0 ? err : "unexpected argument");
 		return 2;
 	}
-	if (opt.reply) {
-		if (strcmp(opt.reply, "echo") == 0)
-			mode = PL_REPLY_ECHO;
-		else if (strcmp(opt.reply, "digest") == 0)
-			mode = PL_REPLY_DIGEST;
-		else if (strcmp(opt.reply, "none") == 0)
-			mode = PL_REPLY_NONE;
-		else if (strcmp(opt.reply, "ack") == 0)
-			mode = PL_REPLY_ACK;
-		else {
-			fprintf(stderr, "perflink-host: --reply must be echo, digest, ack or none\n");
-			return 2;
-		}
+	if (parse_reply(&mode) < 0) {
+		fprintf(stderr, "perflink-host: --reply must be echo, digest, ack or none\n");
+		return 2;
 	}
-	if (opt.integrity)
-		mode = PL_REPLY_DIGEST;
 	memset(&h, 0, sizeof(h));
-	if (pl__receiver_init(&h.rx, mode, PL_WIRE_MAX_PAYLOAD, usb_send, &h) < 0)
+	if (pl__receiver_init(&h.rx, mode, PL_WIRE_MAX_PAYLOAD, link_send, &h) < 0 ||
+	    pl__latency_table_init(&h.table, (size_t)opt.max_frames_kept) < 0)
 		pl__fatalx("out of memory");
-	if (opt.frames_csv) {
-		h.rx.frames_csv = fopen(opt.frames_csv, "w");
-		if (!h.rx.frames_csv)
-			pl__fatal("%s", opt.frames_csv);
-		fprintf(h.rx.frames_csv, "frame_id,sequence,bytes,device_send_ns,host_recv_ns\n");
-	}
-	if (opt.telemetry_dir) {
-		char path[4096];
+	h.rx.hooks = &hooks;
+	h.rx.hooks_ctx = &h;
+	pl__clock_offset_init(&h.clock);
+	prepare_outputs(&h);
+	pl__device_telemetry_init(&h.dt, &h.table, h.have_files ? &h.files : NULL);
+	pl__progress_init(&h.progress, stdout, isatty(STDOUT_FILENO) == 1);
+	open_transport(&h);
 
-		if (mkdir(opt.telemetry_dir, 0755) < 0 && errno != EEXIST)
-			pl__fatal("%s", opt.telemetry_dir);
-		snprintf(path, sizeof(path), "%s/telemetry.jsonl", opt.telemetry_dir);
-		h.rx.telemetry_out = fopen(path, "a");
-		if (!h.rx.telemetry_out)
-			pl__fatal("%s", path);
-	}
-	memset(&ucfg, 0, sizeof(ucfg));
-	ucfg.vendor_id = (uint16_t)opt.vendor_id;
-	ucfg.product_id = (uint16_t)opt.product_id;
-	ucfg.serial = opt.serial;
-	ucfg.depth = (unsigned)opt.depth;
-	ucfg.transfer_bytes = (size_t)opt.transfer_kib * 1024;
-	if (pl__usb_link_open(&h.usb, &ucfg, &handlers, &h) < 0)
-		pl__fatalx("cannot start libusb");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* no SA_RESTART: the signal ends the wait in poll at once; the first
+	 * one ends the run and writes the files, a second one kills */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 
-	start = h.last_frame_ns = pl__mono_ns();
-	while (!stop_requested) {
-		uint64_t frames_before = h.rx.frames;
-
-		if (opt.stall_after > 0 && h.rx.frames >= (uint64_t)opt.stall_after) {
-			struct timespec nap = { (time_t)opt.stall_s,
-						(long)((opt.stall_s - (double)(time_t)opt.stall_s) * 1e9) };
-
-			/* a host that stops taking data: nothing is read while
-			 * it sleeps, so the device's budget fills up */
-			pl__log_info("stalling for %.1f s after %llu frames", opt.stall_s,
-				     (unsigned long long)h.rx.frames);
-			opt.stall_after = 0;
-			nanosleep(&nap, NULL);
-			h.last_frame_ns = pl__mono_ns();
-		}
-		if (pl__usb_link_poll(h.usb, 100) < 0)
-			break;
-		if (h.rx.frames != frames_before)
-			h.last_frame_ns = pl__mono_ns();
-		if (opt.drain) {
-			if (h.first_byte_ns &&
-			    pl__mono_ns() - h.last_byte_ns > (uint64_t)(opt.timeout_s * 1e9))
-				break;
-			continue;
-		}
-		if (opt.frames > 0 && h.rx.frames >= (uint64_t)opt.frames)
-			break;
-		if (h.rx.stream_ended)
-			break;
-		if (opt.seconds > 0 && pl__mono_ns() - start > (uint64_t)(opt.seconds * 1e9))
-			break;
-		if (opt.timeout_s > 0 && opt.seconds <= 0 &&
-		    pl__mono_ns() - h.last_frame_ns > (uint64_t)(opt.timeout_s * 1e9)) {
-			pl__log_warnx("no frame for %.1f s; giving up", opt.timeout_s);
-			status = 1;
-			break;
-		}
-	}
-	/* let the last replies go out */
-	for (r = 0; r < 5; r++)
-		pl__usb_link_poll(h.usb, 20);
-	pl__usb_link_get_stats(h.usb, &us);
-	if (opt.drain) {
-		double s_ = (double)(h.last_byte_ns - h.first_byte_ns) / 1e9;
-
-		printf("drained %llu bytes in %.3f s: MB/s %.1f\n",
-		       (unsigned long long)h.drained_bytes, s_,
-		       s_ > 0 ? (double)h.drained_bytes / 1e6 / s_ : 0.0);
-		pl__usb_link_close(h.usb);
-		pl__receiver_free(&h.rx);
-		pl__options_free(options);
-		return h.drained_bytes ? 0 : 1;
-	}
-	printf("frames %llu  bytes %llu  malformed %llu  sequence_gaps %llu  replies %llu  "
-	       "reply_failures %llu  telemetry %llu  connects %llu  seconds %.1f\n",
-	       (unsigned long long)h.rx.frames, (unsigned long long)h.rx.frame_bytes,
-	       (unsigned long long)pl__receiver_malformed(&h.rx),
-	       (unsigned long long)h.rx.sequence_gaps, (unsigned long long)h.rx.replies_sent,
-	       (unsigned long long)h.rx.reply_failures, (unsigned long long)h.rx.telemetry,
-	       (unsigned long long)us.connects, (double)(pl__mono_ns() - start) / 1e9);
-	if (opt.integrity || h.rx.integrity_frames)
-		printf("integrity: frames %llu, frames with wrong bytes %llu, wrong bytes %llu\n",
-		       (unsigned long long)h.rx.integrity_frames,
-		       (unsigned long long)h.rx.integrity_bad_frames,
-		       (unsigned long long)h.rx.integrity_bad_bytes);
-	if (pl__receiver_malformed(&h.rx) || h.rx.sequence_gaps || h.rx.integrity_bad_frames)
-		status = 1;
-	if (opt.frames > 0 && h.rx.frames < (uint64_t)opt.frames && !h.rx.stream_ended)
-		status = 1;
-	if (h.rx.stream_ended && (h.rx.frames > h.rx.stream_end_frames ||
-				  h.rx.frames + h.rx.stream_end_unconfirmed < h.rx.stream_end_frames)) {
-		pl__log_warnx("the device sent %llu frames (%llu unconfirmed), %llu arrived",
-			      (unsigned long long)h.rx.stream_end_frames,
-			      (unsigned long long)h.rx.stream_end_unconfirmed,
-			      (unsigned long long)h.rx.frames);
-		status = 1;
-	}
-	if (h.rx.frames_csv)
-		fclose(h.rx.frames_csv);
+	status = run(&h);
+	pl__progress_end(&h.progress);
+	if (opt.drain)
+		status = pl__host_report_drain(&h);
+	else
+		status |= pl__host_report(&h, &opt);
 	if (h.rx.telemetry_out)
 		fclose(h.rx.telemetry_out);
-	pl__usb_link_close(h.usb);
+	if (h.have_files)
+		pl__telemetry_files_close(&h.files);
+	if (h.tcp)
+		pl__tcp_link_close(h.tcp);
+	else
+		pl__usb_link_close(h.usb);
+	pl__device_telemetry_free(&h.dt);
+	pl__latency_table_free(&h.table);
 	pl__receiver_free(&h.rx);
 	pl__options_free(options);
 	return status;

@@ -36,8 +36,9 @@ void pl__receiver_reset(struct pl_receiver *r, unsigned pad)
 	r->out_sequence = 0;
 }
 
-static void send_message(struct pl_receiver *r, enum pl_wire_type type, uint64_t frame_id,
-			 const void *payload, size_t len)
+/* Send the message whose payload (len bytes) is already in place after the
+ * header in out_buf. */
+static int send_built(struct pl_receiver *r, enum pl_wire_type type, uint64_t frame_id, size_t len)
 {
 	struct pl_wire_header h = {
 		.type = (uint8_t)type,
@@ -47,21 +48,73 @@ static void send_message(struct pl_receiver *r, enum pl_wire_type type, uint64_t
 		.frame_id = frame_id,
 	};
 	size_t total = pl__wire_message_size((uint32_t)len, r->pad);
+	int err;
 
-	if (total > r->out_cap) {
+	if (len > PL_WIRE_MAX_PAYLOAD || total > r->out_cap) {
 		r->reply_failures++;
-		return;
+		return -EMSGSIZE;
 	}
-	pl__wire_encode_header(r->out_buf, &h, payload);
-	memcpy(r->out_buf + PL_WIRE_HEADER_SIZE, payload, len);
+	pl__wire_encode_header(r->out_buf, &h, r->out_buf + PL_WIRE_HEADER_SIZE);
 	memset(r->out_buf + PL_WIRE_HEADER_SIZE + len, 0, total - PL_WIRE_HEADER_SIZE - len);
-	if (r->send(r->send_ctx, r->out_buf, total) < 0) {
-		r->reply_failures++;
-		return;
+	if ((err = r->send(r->send_ctx, r->out_buf, total)) < 0) {
+		if (type != PL_MSG_PING) /* a lost ping is only a missing sample */
+			r->reply_failures++;
+		return err;
 	}
 	r->out_sequence++;
 	if (type == PL_MSG_REPLY)
 		r->replies_sent++;
+	return 0;
+}
+
+/* The largest payload that fits out_buf whole with its padding. */
+static size_t payload_room(const struct pl_receiver *r)
+{
+	size_t room = r->out_cap;
+
+	if (r->pad > 1)
+		room -= room % r->pad;
+	room = room > PL_WIRE_HEADER_SIZE ? room - PL_WIRE_HEADER_SIZE : 0;
+	return room < PL_WIRE_MAX_PAYLOAD ? room : PL_WIRE_MAX_PAYLOAD;
+}
+
+static int send_message(struct pl_receiver *r, enum pl_wire_type type, uint64_t frame_id,
+			const void *payload, size_t len)
+{
+	if (len > payload_room(r)) {
+		r->reply_failures++;
+		return -EMSGSIZE;
+	}
+	if (len)
+		memcpy(r->out_buf + PL_WIRE_HEADER_SIZE, payload, len);
+	return send_built(r, type, frame_id, len);
+}
+
+/* The application writes its reply straight into the message buffer. */
+static void app_reply(struct pl_receiver *r, const struct pl_wire_header *h,
+		      const uint8_t *payload)
+{
+	size_t room = payload_room(r), len;
+
+	if (!r->hooks || !r->hooks->reply)
+		return;
+	len = r->hooks->reply(r->hooks_ctx, h, payload, r->out_buf + PL_WIRE_HEADER_SIZE, room);
+	if (len == 0)
+		return;
+	if (len > room) {
+		r->reply_failures++;
+		return;
+	}
+	send_built(r, PL_MSG_REPLY, h->frame_id, len);
+}
+
+int pl__receiver_send_ping(struct pl_receiver *r)
+{
+	int err = send_message(r, PL_MSG_PING, 0, NULL, 0);
+
+	if (err == 0)
+		r->pings_sent++;
+	return err;
 }
 
 /* `perflink stream` ends with {"event":"stream_end","frames":N,
@@ -118,11 +171,8 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 				r->integrity_bad_bytes += bad;
 			}
 		}
-		if (r->frames_csv)
-			fprintf(r->frames_csv, "%llu,%llu,%u,%llu,%llu\n",
-				(unsigned long long)h->frame_id, (unsigned long long)h->sequence,
-				h->payload_len, (unsigned long long)h->send_time_ns,
-				(unsigned long long)now);
+		if (r->hooks && r->hooks->frame)
+			r->hooks->frame(r->hooks_ctx, h, now);
 		if (r->reply == PL_REPLY_ECHO) {
 			send_message(r, PL_MSG_REPLY, h->frame_id, payload, h->payload_len);
 		} else if (r->reply == PL_REPLY_ACK) {
@@ -136,6 +186,8 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 
 			SHA256(payload, h->payload_len, digest);
 			send_message(r, PL_MSG_REPLY, h->frame_id, digest, sizeof(digest));
+		} else if (r->reply == PL_REPLY_APP) {
+			app_reply(r, h, payload);
 		}
 		break;
 	case PL_MSG_PING: {
@@ -145,10 +197,17 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 		send_message(r, PL_MSG_PONG, 0, times, sizeof(times));
 		break;
 	}
+	case PL_MSG_PONG:
+		r->pongs++;
+		if (r->hooks && r->hooks->pong)
+			r->hooks->pong(r->hooks_ctx, h, payload, now);
+		break;
 	case PL_MSG_TELEMETRY:
 		r->telemetry++;
 		r->telemetry_bytes += h->payload_len;
 		note_stream_end(r, payload, h->payload_len);
+		if (r->hooks && r->hooks->telemetry)
+			r->hooks->telemetry(r->hooks_ctx, payload, h->payload_len);
 		if (r->telemetry_out && h->payload_len > 0) {
 			/* the device sends JSON lines; keep them lines even if
 			 * one arrives without its newline */

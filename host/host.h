@@ -1,0 +1,58 @@
+/* perflink-host's state for one run, shared by the main program and the
+ * code that reports the run at its end (run_output.c). */
+#ifndef PL_HOST_HOST_H
+#define PL_HOST_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock_offset.h"
+#include "device_telemetry.h"
+#include "latency_table.h"
+#include "progress.h"
+#include "receiver.h"
+#include "telemetry_files.h"
+
+struct pl_usb_link;
+struct pl_tcp_link;
+
+struct pl_host_options {
+	char *tcp;
+	long vendor_id, product_id;
+	char *serial;
+	char *reply;
+	long frames;
+	double seconds;
+	double timeout_s;
+	char *out;
+	char *frames_csv;
+	char *telemetry_dir;
+	double latency_wait_s;
+	long max_frames_kept;
+	long depth;
+	long transfer_kib;
+	bool drain;
+	long stall_after;
+	double stall_s;
+	bool integrity;
+};
+
+struct pl_host {
+	struct pl_usb_link *usb; /* one of the two */
+	struct pl_tcp_link *tcp;
+	struct pl_receiver rx;
+	struct pl_latency_table table;
+	struct pl_clock_offset clock;
+	struct pl_device_telemetry dt;
+	struct pl_telemetry_files files;
+	bool have_files;
+	struct pl_progress progress;
+	bool connected;
+	uint64_t last_ping_ns, last_flush_ns;
+	uint64_t start_ns, end_ns;
+	uint64_t first_frame_ns, last_frame_ns;
+	uint64_t bad_pongs;
+	uint64_t drained_bytes, first_byte_ns, last_byte_ns;
+};
+
+#endif

@@ -1,0 +1,134 @@
+/* See run_output.h. */
+#include "run_output.h"
+#include "atomic_file.h"
+#include "clock.h"
+#include "log.h"
+#include "summary.h"
+#include "tcp_link.h"
+#include "usb_link.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static int write_csv(const struct pl_host *h, const char *path, bool have_offset, int64_t offset)
+{
+	struct pl_atomic_file a;
+	int err;
+
+	if ((err = pl__atomic_file_open(&a, path)) < 0)
+		goto fail;
+	if ((err = pl__latency_table_write_csv(&h->table, a.f, have_offset, offset)) < 0) {
+		pl__atomic_file_abort(&a);
+		goto fail;
+	}
+	if ((err = pl__atomic_file_commit(&a)) < 0)
+		goto fail;
+	return 0;
+fail:
+	pl__log_warnc(err, "%s", path);
+	return 1;
+}
+
+static void print_summary(const struct pl_host *h, const struct pl_run_summary *s)
+{
+	struct pl_latency_summary ls;
+
+	printf("frames %llu  bytes %llu  malformed %llu  sequence_gaps %llu  replies %llu  "
+	       "reply_failures %llu  telemetry %llu  connects %llu  seconds %.1f\n",
+	       (unsigned long long)h->rx.frames, (unsigned long long)h->rx.frame_bytes,
+	       (unsigned long long)pl__receiver_malformed(&h->rx),
+	       (unsigned long long)h->rx.sequence_gaps, (unsigned long long)h->rx.replies_sent,
+	       (unsigned long long)h->rx.reply_failures, (unsigned long long)h->rx.telemetry,
+	       (unsigned long long)s->connects, s->seconds);
+	if (s->have_offset)
+		printf("clock offset %lld ns (device - host; best ping round trip %.3f ms, %llu "
+		       "samples)\n",
+		       (long long)s->offset_ns, (double)s->offset_rtt_ns / 1e6,
+		       (unsigned long long)s->offset_samples);
+	if (pl__latency_summarize(&h->table, s->have_offset, s->offset_ns, &ls) == 0 && ls.n)
+		printf("latency (%s, %zu frames): p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f "
+		       "ms\n",
+		       ls.source, ls.n, ls.p50_ms, ls.p99_ms, ls.p999_ms, ls.max_ms);
+	if (h->rx.integrity_frames)
+		printf("integrity: frames %llu, frames with wrong bytes %llu, wrong bytes %llu\n",
+		       (unsigned long long)h->rx.integrity_frames,
+		       (unsigned long long)h->rx.integrity_bad_frames,
+		       (unsigned long long)h->rx.integrity_bad_bytes);
+	fflush(stdout);
+}
+
+int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
+{
+	struct pl_run_summary s = {
+		.table = &h->table,
+		.telemetry = &h->dt,
+		.transport = h->tcp ? "tcp" : "usb",
+		.frames = h->rx.frames,
+		.bytes = h->rx.frame_bytes,
+		.sequence_gaps = h->rx.sequence_gaps,
+		.lost_messages = h->rx.lost_messages,
+		.replies = h->rx.replies_sent,
+		.reply_failures = h->rx.reply_failures,
+		.wire_errors = h->rx.in.errors,
+		.pings_sent = h->rx.pings_sent,
+		.pongs = h->rx.pongs,
+		.bad_pongs = h->bad_pongs,
+		.seconds = (double)(h->end_ns - h->start_ns) / 1e9,
+		.first_frame_ns = h->first_frame_ns,
+		.last_frame_ns = h->last_frame_ns,
+		.offset_samples = h->clock.samples,
+	};
+	int status = 0, err;
+
+	if (h->tcp) {
+		struct pl_tcp_link_stats ts;
+
+		pl__tcp_link_get_stats(h->tcp, &ts);
+		s.connects = ts.connects;
+		s.reply_drops = ts.dropped_messages;
+	} else {
+		struct pl_usb_link_stats us;
+
+		pl__usb_link_get_stats(h->usb, &us);
+		s.connects = us.connects;
+	}
+	s.have_offset = pl__clock_offset_best(&h->clock, &s.offset_ns, &s.offset_rtt_ns);
+	print_summary(h, &s);
+
+	if (opt->out) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/frames.csv", opt->out);
+		status |= write_csv(h, path, s.have_offset, s.offset_ns);
+		snprintf(path, sizeof(path), "%s/summary.json", opt->out);
+		if ((err = pl__summary_write(&s, path)) < 0) {
+			pl__log_warnc(err, "%s", path);
+			status = 1;
+		}
+	}
+	if (opt->frames_csv)
+		status |= write_csv(h, opt->frames_csv, s.have_offset, s.offset_ns);
+
+	if (pl__receiver_malformed(&h->rx) || h->rx.sequence_gaps || h->rx.integrity_bad_frames)
+		status = 1;
+	if (opt->frames > 0 && h->rx.frames < (uint64_t)opt->frames && !h->rx.stream_ended)
+		status = 1;
+	if (h->rx.stream_ended && (h->rx.frames > h->rx.stream_end_frames ||
+				   h->rx.frames + h->rx.stream_end_unconfirmed < h->rx.stream_end_frames)) {
+		pl__log_warnx("the device sent %llu frames (%llu unconfirmed), %llu arrived",
+			      (unsigned long long)h->rx.stream_end_frames,
+			      (unsigned long long)h->rx.stream_end_unconfirmed,
+			      (unsigned long long)h->rx.frames);
+		status = 1;
+	}
+	return status;
+}
+
+int pl__host_report_drain(const struct pl_host *h)
+{
+	double s = (double)(h->last_byte_ns - h->first_byte_ns) / 1e9;
+
+	printf("drained %llu bytes in %.3f s: MB/s %.1f\n", (unsigned long long)h->drained_bytes, s,
+	       s > 0 ? (double)h->drained_bytes / 1e6 / s : 0.0);
+	return h->drained_bytes ? 0 : 1;
+}
