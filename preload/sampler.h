@@ -41,8 +41,10 @@ pid_t pl__render_tid(void);
 void pl__render_tid_set(pid_t tid);
 
 /* Cumulative frames of the render thread and the time it spent between a
- * swap's return and the next swap (rendering), in ns. */
-void pl__frames_read(uint64_t *frames, uint64_t *render_ns);
+ * swap's return and the next swap (rendering), in µs. Both wrap (at 2^32
+ * on 32-bit targets, where 64-bit atomics would take libatomic's locks):
+ * take differences in unsigned long, at least every hour. */
+void pl__frames_read(unsigned long *frames, unsigned long *render_us);
 
 void pl__frames_init(const char *thread_name);
 
@@ -63,7 +65,8 @@ void pl__sampler_thread_warm(void);
 
 struct pl_stack_sample {
 	uint32_t depth;
-	uint32_t idle; /* taken inside a swap */
+	uint16_t idle;      /* taken inside a swap */
+	uint16_t cut_short; /* libunwind failed before the outermost frame */
 	uintptr_t ip[PL_STACK_DEPTH]; /* [0] the interrupted pc, then return addresses */
 };
 
@@ -75,7 +78,8 @@ void pl__ring_commit(void);
  * before the next call. */
 const struct pl_stack_sample *pl__ring_peek(void);
 void pl__ring_release(void);
-uint64_t pl__ring_dropped(void);
+/* Samples dropped since start (ring full); wraps on 32-bit. */
+unsigned long pl__ring_dropped(void);
 
 /* --- sampler_signal.c --------------------------------------------------- */
 
@@ -99,8 +103,10 @@ int pl__stacks_init(void);
 void pl__stacks_add(const struct pl_stack_sample *s);
 void pl__stacks_reset(void);
 /* Samples of the window: all, idle, those whose stack did not fit the
- * table. */
-void pl__stacks_totals(uint64_t *samples, uint64_t *idle, uint64_t *overflow);
+ * table, and those libunwind could not walk to the end (kept, with the
+ * frames it found). */
+void pl__stacks_totals(uint64_t *samples, uint64_t *idle, uint64_t *overflow,
+		       uint64_t *cut_short);
 
 /* Name the window's frames (dladdr) and rank them: inclusive (each
  * function once per stack), self (innermost), lines (innermost pc).
@@ -135,6 +141,13 @@ struct pl_render_stats {
 /* The window's report text (malloc'd, *len bytes), or NULL with *len 0
  * when the window had no busy sample. */
 char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_t *len);
+
+/* --- sampler_forward.c --------------------------------------------------- */
+
+/* The window's report and folded stacks to perflinkd as one render_window
+ * telemetry line (when PERFLINK_SOCKET is not off and perflinkd runs). */
+void pl__sampler_forward(uint32_t window_s, const struct pl_render_stats *rs, const char *text,
+			 size_t len, const char *folded, size_t flen);
 
 /* --- sampler_file.c ------------------------------------------------------ */
 

@@ -17,12 +17,17 @@ __thread int pl__in_swap __attribute__((tls_model("initial-exec")));
 /* 0: not yet asked; else the thread's tid. initial-exec: no allocation. */
 static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
 static __thread int warmed __attribute__((tls_model("initial-exec")));
+_Static_assert(__GCC_ATOMIC_LONG_LOCK_FREE == 2 && __GCC_ATOMIC_INT_LOCK_FREE == 2 &&
+		       sizeof(pid_t) == sizeof(int),
+	       "the swap hooks need lock-free atomics");
+
 static __thread uint64_t last_exit_ns __attribute__((tls_model("initial-exec")));
 
 static pid_t render_tid;      /* atomic */
 static bool by_name;          /* set before the sampler starts */
-static uint64_t frames;       /* atomic */
-static uint64_t render_ns;    /* atomic */
+/* pointer-sized: lock-free on 32-bit targets too (sampler_ring.c) */
+static unsigned long frames;    /* atomic */
+static unsigned long render_us; /* atomic */
 
 static uint64_t now_ns(void)
 {
@@ -47,10 +52,10 @@ void pl__render_tid_set(pid_t tid)
 	__atomic_store_n(&render_tid, tid, __ATOMIC_RELEASE);
 }
 
-void pl__frames_read(uint64_t *f, uint64_t *ns)
+void pl__frames_read(unsigned long *f, unsigned long *us)
 {
 	*f = __atomic_load_n(&frames, __ATOMIC_RELAXED);
-	*ns = __atomic_load_n(&render_ns, __ATOMIC_RELAXED);
+	*us = __atomic_load_n(&render_us, __ATOMIC_RELAXED);
 }
 
 static bool on_render_thread(void)
@@ -82,7 +87,8 @@ void pl__sampler_swap_enter(void)
 		pl__sampler_thread_warm();
 	}
 	if (last_exit_ns != 0) {
-		__atomic_add_fetch(&render_ns, now_ns() - last_exit_ns, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&render_us, (unsigned long)((now_ns() - last_exit_ns) / 1000u),
+				   __ATOMIC_RELAXED);
 		__atomic_add_fetch(&frames, 1, __ATOMIC_RELAXED);
 	}
 }

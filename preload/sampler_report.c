@@ -70,14 +70,14 @@ static void section(struct buf *b, const char *title, const struct pl_count *c, 
 char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_t *len)
 {
 	struct buf b = { malloc(4096), 0, 4096, 0 };
-	uint64_t samples, idle, overflow, busy;
+	uint64_t samples, idle, overflow, cut_short, busy;
 	struct pl_ranking r;
 	struct tm tm;
 	time_t now = time(NULL);
 	char when[32];
 
 	*len = 0;
-	pl__stacks_totals(&samples, &idle, &overflow);
+	pl__stacks_totals(&samples, &idle, &overflow, &cut_short);
 	busy = samples - idle;
 	if (!b.p || busy == 0 || pl__stacks_rank(&r) < 0) {
 		free(b.p);
@@ -90,8 +90,10 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 	    (unsigned)(100 * busy / samples), (unsigned long long)samples);
 	if (overflow)
 		put(&b, ", %llu in stacks not kept", (unsigned long long)overflow);
+	if (cut_short)
+		put(&b, ", %llu cut short (unwinding failed)", (unsigned long long)cut_short);
 	if (pl__ring_dropped())
-		put(&b, ", %llu dropped since start", (unsigned long long)pl__ring_dropped());
+		put(&b, ", %lu dropped since start", pl__ring_dropped());
 	put(&b, " ====\n");
 	if (rs->valid)
 		put(&b, "render_stats fps=%.1f frame_ms=%.1f\n", rs->fps, rs->frame_ms);

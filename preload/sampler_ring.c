@@ -3,15 +3,28 @@
  * fills it and publishes the head; a full ring drops the sample and counts
  * it (never blocks the render thread). One producer holds because the
  * timer signals one thread and a handler is not re-entered by its own
- * signal. */
+ * signal.
+ *
+ * Every atomic here is 32-bit or pointer-sized. A 64-bit atomic on a
+ * 32-bit target (mipsel, armhf without LDREXD in use) becomes a libatomic
+ * call that takes a lock: in a signal handler that lock can be held by the
+ * interrupted thread itself, a deadlock. The drop counter is therefore an
+ * unsigned long (wraps after 4 G drops on 32-bit, harmless for a count
+ * shown per window) and the build fails where these are not lock-free. */
 #include "sampler.h"
+
+/* 2: always lock-free (GCC and clang predefine these) */
+_Static_assert(__GCC_ATOMIC_INT_LOCK_FREE == 2 && sizeof(uint32_t) == sizeof(int),
+	       "the sampler ring needs lock-free 32-bit atomics");
+_Static_assert(__GCC_ATOMIC_LONG_LOCK_FREE == 2,
+	       "the sampler ring needs lock-free pointer-sized atomics");
 
 #define RING_SLOTS 256u /* a power of two; ~100 KiB, 0.25 s at 1000 Hz */
 
 static struct pl_stack_sample ring[RING_SLOTS];
-static uint32_t head;    /* atomic: written by the producer */
-static uint32_t tail;    /* atomic: written by the consumer */
-static uint64_t dropped; /* atomic */
+static uint32_t head;         /* atomic: written by the producer */
+static uint32_t tail;         /* atomic: written by the consumer */
+static unsigned long dropped; /* atomic */
 
 struct pl_stack_sample *pl__ring_claim(void)
 {
@@ -43,7 +56,7 @@ void pl__ring_release(void)
 	__atomic_store_n(&tail, __atomic_load_n(&tail, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
-uint64_t pl__ring_dropped(void)
+unsigned long pl__ring_dropped(void)
 {
 	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
 }

@@ -12,6 +12,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ struct stack {
 struct site {
 	uintptr_t ip; /* 0: free */
 	int func;     /* index into funcs */
+	bool innermost; /* line is the source line (only innermost pcs need it) */
 	char line[NAME_MAX_LEN];
 };
 
@@ -47,7 +50,7 @@ static struct site *sites;
 static struct func *funcs;
 static size_t n_funcs;
 static struct pl_count *out_incl, *out_self, *out_lines;
-static uint64_t samples, idle, overflow;
+static uint64_t samples, idle, overflow, cut_short;
 
 int pl__stacks_init(void)
 {
@@ -68,14 +71,15 @@ void pl__stacks_reset(void)
 	memset(stacks, 0, STACK_SLOTS * sizeof(*stacks));
 	memset(sites, 0, NAME_SLOTS * sizeof(*sites));
 	n_funcs = 0;
-	samples = idle = overflow = 0;
+	samples = idle = overflow = cut_short = 0;
 }
 
-void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o)
+void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o, uint64_t *c)
 {
 	*s = samples;
 	*i = idle;
 	*o = overflow;
+	*c = cut_short;
 }
 
 void pl__stacks_add(const struct pl_stack_sample *s)
@@ -85,6 +89,7 @@ void pl__stacks_add(const struct pl_stack_sample *s)
 	uint32_t i, probe;
 
 	samples++;
+	cut_short += s->cut_short != 0;
 	if (s->idle) {
 		idle++;
 		return;
@@ -139,6 +144,63 @@ static int func_index(const char *name)
 	return (int)n_funcs++;
 }
 
+/* dladdr's strings live in the object's mapping and the loader's heap: a
+ * dlclose on another thread between dladdr and reading them would leave
+ * them dangling (a soak hit it). So the object is first found under the
+ * loader's lock (dl_iterate_phdr), then held with dlopen(RTLD_NOLOAD)
+ * while dladdr's answer is used, and that answer must be the same object.
+ * The program itself, the vdso and ld.so are never unloaded: not held. */
+struct module_find {
+	uintptr_t pc, base;
+	bool found;
+	char name[PATH_MAX];
+};
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct module_find *m = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && m->pc >= lo && m->pc < lo + ph->p_memsz) {
+			m->found = true;
+			m->base = info->dlpi_addr;
+			snprintf(m->name, sizeof(m->name), "%s", info->dlpi_name ? info->dlpi_name : "");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* dladdr for pc with its object held; *pin to dlclose after use (may be
+ * NULL). False: no object there (any more). */
+static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
+{
+	struct module_find m;
+
+	memset(&m, 0, sizeof(m));
+	m.pc = pc;
+	*pin = NULL;
+	dl_iterate_phdr(module_cb, &m);
+	if (!m.found)
+		return false;
+	if (m.name[0] == '/') {
+		*pin = dlopen(m.name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!*pin)
+			return false; /* unloaded since */
+	}
+	if (dladdr((void *)pc, info) != 0 && (uintptr_t)info->dli_fbase == m.base)
+		return true;
+	if (*pin)
+		dlclose(*pin);
+	*pin = NULL;
+	return false;
+}
+
 /* Name the address (pc exactly for the innermost frame, else a return
  * address). */
 static struct site *site_of(uintptr_t ip, bool innermost)
@@ -149,12 +211,13 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	struct site *s = NULL;
 	char fname[NAME_MAX_LEN];
 	Dl_info info;
+	void *pin;
 
 	for (probe = 0, i = (uint32_t)h & (NAME_SLOTS - 1); probe < NAME_SLOTS / 2;
 	     probe++, i = (i + 1) & (NAME_SLOTS - 1)) {
-		if (sites[i].ip == ip)
+		if (sites[i].ip == ip && (sites[i].innermost || !innermost))
 			return &sites[i];
-		if (sites[i].ip == 0) {
+		if (sites[i].ip == ip || sites[i].ip == 0) {
 			s = &sites[i];
 			break;
 		}
@@ -169,7 +232,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		return &crowded;
 	}
 	memset(&info, 0, sizeof(info));
-	if (dladdr((void *)look, &info) == 0) {
+	if (!dladdr_held(look, &info, &pin)) {
 		snprintf(fname, sizeof(fname), "[unknown] %#lx", (unsigned long)ip);
 		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);
 	} else {
@@ -188,8 +251,11 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 			snprintf(fname, sizeof(fname), "%s (%s)", sym, mod);
 		else
 			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
-		/* the seed's "file:line function"; module+offset without DWARF */
-		if (named && pl__line_of(look, where, sizeof(where)))
+		/* the seed's "file:line function"; module+offset without DWARF.
+		 * Only for the innermost pc: the line table is the costly part
+		 * of libdw (a distribution's debug files are compressed), and
+		 * return addresses' lines are never shown. */
+		if (named && innermost && pl__line_of(look, where, sizeof(where)))
 			snprintf(s->line, sizeof(s->line), "%s %s", where, sym);
 		else if (info.dli_sname && info.dli_saddr)
 			snprintf(s->line, sizeof(s->line), "%s+%#lx %s+%#lx", mod, moff,
@@ -199,9 +265,12 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 			snprintf(s->line, sizeof(s->line), "%s+%#lx %s", mod, moff, sym);
 		else
 			snprintf(s->line, sizeof(s->line), "%s+%#lx", mod, moff);
+		if (pin)
+			dlclose(pin);
 	}
 	s->func = func_index(fname);
 	s->ip = ip;
+	s->innermost = innermost;
 	return s;
 }
 

@@ -8,6 +8,7 @@
  * created by the constructor while the process has one thread. A mutex
  * keeps the destructor's last window apart from this thread's. Samples are
  * not taken in a fork child: timers and this thread do not survive fork. */
+#include "report_daemon.h"
 #include "sampler.h"
 #include "diag.h"
 #include "real.h"
@@ -31,7 +32,8 @@
 static struct pl_settings cfg;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pl_render_stats stats;
-static uint64_t window_start_ns, stats_start_ns, stats_frames, stats_render_ns;
+static uint64_t window_start_ns, stats_start_ns;
+static unsigned long stats_frames, stats_render_us;
 static pid_t armed_tid;
 static bool gave_up; /* the program owns the signal: stay off for good */
 static unsigned name_scan;
@@ -134,16 +136,19 @@ static void drain_ring(void)
 
 static void update_stats(uint64_t now)
 {
-	uint64_t f, ns;
+	unsigned long f, us, df, dus;
 
-	pl__frames_read(&f, &ns);
-	if (f > stats_frames && now > stats_start_ns) {
+	pl__frames_read(&f, &us);
+	/* modular: the counters wrap on 32-bit targets */
+	df = f - stats_frames;
+	dus = us - stats_render_us;
+	if (df > 0 && now > stats_start_ns) {
 		stats.valid = true;
-		stats.fps = (double)(f - stats_frames) * 1e9 / (double)(now - stats_start_ns);
-		stats.frame_ms = (double)(ns - stats_render_ns) / 1e6 / (double)(f - stats_frames);
+		stats.fps = (double)df * 1e9 / (double)(now - stats_start_ns);
+		stats.frame_ms = (double)dus / 1e3 / (double)df;
 	}
 	stats_frames = f;
-	stats_render_ns = ns;
+	stats_render_us = us;
 	stats_start_ns = now;
 }
 
@@ -166,6 +171,7 @@ static void write_window(uint64_t now)
 			if (r < 0)
 				pl__diag("cannot append to %s (error %d)", folded_path, -r);
 		}
+		pl__sampler_forward(window_s, &stats, text, len, folded, flen);
 	}
 	free(text);
 	free(folded);
@@ -210,6 +216,9 @@ static void fork_child(void)
 {
 	/* no thread and no timer here: the hooks forward and nothing more */
 	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
+	/* nor the parent's connection to perflinkd (idempotent: the profiler's
+	 * fork handler may have let go of it already) */
+	pl__report_daemon_fork_child();
 }
 
 void pl__sampler_start(const struct pl_settings *s)
@@ -222,6 +231,7 @@ void pl__sampler_start(const struct pl_settings *s)
 	if (!s->sample)
 		return;
 	cfg = *s;
+	pl__report_daemon_init(s);
 	if ((size_t)snprintf(folded_path, sizeof(folded_path), "%s.folded", cfg.sample_out) >=
 	    sizeof(folded_path)) {
 		pl__diag("PERFLINK_SAMPLE_OUT is too long; the sampler stays off");

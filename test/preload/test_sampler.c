@@ -22,24 +22,6 @@
 static const char *renderer, *preload_lib;
 static char dir[256];
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	if (!text || fread(text, 1, (size_t)n, f) != (size_t)n)
-		abort();
-	fclose(f);
-	return text;
-}
-
 static long file_size(const char *path)
 {
 	struct stat st;
@@ -189,7 +171,7 @@ static void test_shares(void)
 	TAP_OK(!strstr(r.err, "perflink"), "no message from the shim: %s", h_oneline(r.err));
 	h_run_free(&r);
 
-	text = slurp(out);
+	text = h_slurp(out);
 	TAP_OK(text != NULL, "report file written at exit");
 	if (!text)
 		return;
@@ -215,7 +197,7 @@ static void test_shares(void)
 	free(text);
 
 	snprintf(folded_path, sizeof(folded_path), "%s.folded", out);
-	folded = slurp(folded_path);
+	folded = h_slurp(folded_path);
 	TAP_OK(folded != NULL && folded[0], "folded stacks written next to the report");
 	if (folded) {
 		char *save = NULL, *line;
@@ -280,7 +262,7 @@ static void test_rotation(void)
 		snprintf(p, sizeof(p), "%s%s", out, files[i]);
 		n = file_size(p);
 		TAP_OK(n > 0 && n <= 1024, "rot.txt%s exists within the cap: %ld bytes", files[i], n);
-		text = slurp(p);
+		text = h_slurp(p);
 		if (text && i < 2) {
 			struct window w;
 
@@ -332,7 +314,7 @@ static void test_named_thread(void)
 	snprintf(env_out, sizeof(env_out), "PERFLINK_SAMPLE_OUT=%s", out);
 	TAP_OK(run(&r, "1", NULL, env) == 0 && r.status == 0, "renderer runs, sampling 'worker'");
 	h_run_free(&r);
-	text = slurp(out);
+	text = h_slurp(out);
 	TAP_OK(text && !strstr(text, "hot_a") && !strstr(text, "render_stats"),
 	       "PERFLINK_SAMPLE_THREAD samples that thread, not the one that swaps");
 	free(text);

@@ -1,0 +1,42 @@
+/* Each render-sampler window also goes to perflinkd (and over the link to
+ * the host) as one telemetry line:
+ *   {"type":"render_window","pid":N,"comm":"...","window_s":N,"fps":X,
+ *    "frame_ms":X,"report":"<the window's text>","folded":"<folded stacks>"}
+ * so the host gets the same report the file has. Sampler thread only. */
+#include "json_writer.h"
+#include "report_daemon.h"
+#include "sampler.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+void pl__sampler_forward(uint32_t window_s, const struct pl_render_stats *rs, const char *text,
+			 size_t len, const char *folded, size_t flen)
+{
+	static struct pl_json j;
+	static bool ready;
+	const char *line;
+
+	if (!pl__report_daemon_enabled())
+		return;
+	if (!ready) {
+		pl__json_init(&j);
+		ready = true;
+	}
+	pl__json_reset(&j);
+	pl__json_begin_object(&j, NULL);
+	pl__json_str(&j, "type", "render_window");
+	pl__json_u64(&j, "pid", (uint64_t)getpid());
+	pl__json_str(&j, "comm", program_invocation_short_name);
+	pl__json_u64(&j, "window_s", window_s);
+	if (rs->valid) {
+		pl__json_double(&j, "fps", rs->fps, 1);
+		pl__json_double(&j, "frame_ms", rs->frame_ms, 2);
+	}
+	/* the texts are NUL-free and exactly len bytes: copy into the strings */
+	pl__json_str_n(&j, "report", text, len);
+	pl__json_str_n(&j, "folded", folded ? folded : "", folded ? flen : 0);
+	pl__json_end_object(&j);
+	if ((line = pl__json_finish(&j)))
+		pl__report_daemon_send(line);
+}
