@@ -5,7 +5,7 @@
  * is compared with this in the same boot (perflink-bench link).
  *
  *   bare_aio_writer [--chunk 8192] [--budget-kib 1024] [--mib 256] [--hash 1]
- *                   [--msg-chunks 16] [--zlp 1]
+ *                   [--msg-chunks 16] [--zlp 1] [--offset 0]
  *
  * --hash 1 computes the XXH3-64 of every byte before it is submitted, as the
  * link must for its wire checksum: under emulation the rig's "cable" is
@@ -13,7 +13,9 @@
  * separates it from the link's framing and scheduling. --msg-chunks sets how
  * many requests go in one io_submit (48: a 393,216-byte frame) and --zlp 1
  * ends each with a zero-length request as the link does: both tell which
- * of the link's structural choices costs throughput.
+ * of the link's structural choices costs throughput. --offset N sends from N
+ * bytes past a page boundary (48: where a frame's payload sits relative to
+ * the 8 KiB requests when it follows the wire header).
  * Host side: perflink-host --drain. */
 #include "clock.h"
 #include "event_loop.h"
@@ -33,7 +35,7 @@
 struct bare {
 	struct pl_aio_tx *tx;
 	uint8_t *buf;
-	size_t chunk, total, sent, msg_chunks;
+	size_t chunk, total, sent, msg_chunks, offset;
 	bool up, hash, packet_for_zlp;
 	uint64_t hashes; /* kept, so the work cannot be optimised away */
 	uint64_t t0;
@@ -43,7 +45,7 @@ struct bare {
 static void fill(struct bare *b)
 {
 	while (b->up && b->sent < b->total) {
-		struct iovec iov = { b->buf, b->chunk * b->msg_chunks };
+		struct iovec iov = { b->buf + b->offset, b->chunk * b->msg_chunks };
 
 		if (b->hash && pl__aio_tx_room(b->tx) >= iov.iov_len)
 			b->hashes += XXH3_64bits(iov.iov_base, iov.iov_len);
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 			b.hash = atoi(argv[i + 1]) != 0;
 		else if (strcmp(argv[i], "--msg-chunks") == 0)
 			b.msg_chunks = (size_t)atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--offset") == 0)
+			b.offset = (size_t)atol(argv[i + 1]) % 4096;
 		else if (strcmp(argv[i], "--zlp") == 0)
 			b.packet_for_zlp = atoi(argv[i + 1]) != 0;
 	}
@@ -126,7 +130,10 @@ int main(int argc, char **argv)
 	 * no header, padding or zero-length packet */
 	if (b.msg_chunks < 1 || b.msg_chunks > 256)
 		pl__fatalx("--msg-chunks takes 1 to 256");
-	b.buf = calloc(b.msg_chunks, b.chunk);
+	if (posix_memalign((void **)&b.buf, 4096, b.msg_chunks * b.chunk + 4096) == 0)
+		memset(b.buf, 0, b.msg_chunks * b.chunk + 4096);
+	else
+		b.buf = NULL;
 	pl__aio_tx_config_default(&tc);
 	tc.chunk_bytes = b.chunk;
 	tc.budget_bytes = (size_t)budget_kib << 10;
