@@ -118,7 +118,8 @@ static void host_send(int fd, uint64_t *seq, int type, uint64_t frame_id, uint64
 				    .send_time_ns = time_ns, .frame_id = frame_id };
 
 	pl__wire_encode_header(msg, &h, payload);
-	memcpy(msg + PL_WIRE_HEADER_SIZE, payload, len);
+	if (len)
+		memcpy(msg + PL_WIRE_HEADER_SIZE, payload, len);
 	send(fd, msg, pl__wire_message_size(len, 64), MSG_NOSIGNAL);
 }
 

@@ -112,6 +112,7 @@ static void test_smaps_rollup(void)
 	TAP_OK(jl_u64(&l.doc[1], "procs.0.pss_kb.Pss") != want,
 	       "the rollup's PSS differs from the smaps sum (so the source shows)");
 	free(cap.text);
+	jl_lines_free(&l);
 
 	capture_begin(&c);
 	err = pss_tick(FIX "live-6.18-tree", "11915", "smaps_rollup", &l, &cap);
@@ -125,6 +126,7 @@ static void test_smaps_rollup(void)
 	capture_diag(log);
 	TAP_OK(strstr(log, "forced by PERFLINK_PROBE_FAIL") != NULL, "and that it was forced");
 	free(cap.text);
+	jl_lines_free(&l);
 
 	/* the recorded 4.9 tree really lacks it: the same line, not forced */
 	capture_begin(&c);
@@ -137,6 +139,7 @@ static void test_smaps_rollup(void)
 	       "4.9 tree: said once, with its kernel, not as forced");
 	capture_diag(log);
 	free(cap.text);
+	jl_lines_free(&l);
 }
 
 static struct pl_tracer *open_tracer(const char *root, const char *name, bool enable_da)

@@ -13,7 +13,7 @@ run_at() {
 	echo "--- $speed: device exit $device_rc, host exit $host_rc"
 	cat /tmp/device.out /tmp/host.out
 	[ $host_rc -eq 0 ] && [ $device_rc -eq 0 ] &&
-		grep -q "link: up, $packet-byte packets" /tmp/device.out &&
+		grep -q "link: up over usb, $packet-byte packets" /tmp/device.out &&
 		grep -q "connected: $packet-byte packets" /tmp/host.out
 }
 run_at high-speed 512 || exit 1
