@@ -71,7 +71,7 @@ static uint64_t avg(uint64_t total, uint64_t n)
  * module offset always, when the address is in a loaded object. */
 struct site_name {
 	char symbol[SYMBOL_MAX];
-	const char *module;
+	char module[SYMBOL_MAX]; /* copied: the target may dlclose it meanwhile */
 	uintptr_t module_offset;
 };
 
@@ -80,14 +80,15 @@ static void resolve_site(uintptr_t addr, struct site_name *out)
 	Dl_info info;
 
 	out->symbol[0] = '\0';
-	out->module = "";
+	out->module[0] = '\0';
 	out->module_offset = 0;
 	/* addr is a return address: look up the call instruction before it,
 	 * which belongs to the caller even when the call ends the function */
 	if (!dladdr((void *)(addr - 1), &info))
 		return;
+	/* dladdr's strings belong to the loaded object: copy them at once */
 	if (info.dli_fname)
-		out->module = info.dli_fname;
+		snprintf(out->module, sizeof(out->module), "%s", info.dli_fname);
 	out->module_offset = addr - (uintptr_t)info.dli_fbase;
 	if (info.dli_sname && info.dli_saddr)
 		snprintf(out->symbol, sizeof(out->symbol), "%s+0x%lx", info.dli_sname,
@@ -282,7 +283,7 @@ static void write_sites(unsigned stage, const char *prefix, struct syslog_conn *
 			resolve_site(e->addr, &name);
 		} else {
 			strcpy(name.symbol, "(other)");
-			name.module = "";
+			name.module[0] = '\0';
 			name.module_offset = 0;
 		}
 		snprintf(line, sizeof(line),
