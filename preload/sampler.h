@@ -100,6 +100,8 @@ struct pl_count {
 };
 
 int pl__stacks_init(void);
+/* The process is exiting (destructors run): name without dlopen. */
+void pl__stacks_exiting(void);
 void pl__stacks_add(const struct pl_stack_sample *s);
 void pl__stacks_reset(void);
 /* Samples of the window: all, idle, those whose stack did not fit the

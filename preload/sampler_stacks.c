@@ -176,6 +176,18 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* Set by pl__stacks_exiting: from the exit handlers on, objects are not
+ * held open to be named. During _dl_fini a dlopen, even RTLD_NOLOAD, of an
+ * object whose destructors already ran initialises it again: for this
+ * library that re-ran its constructor and replaced the sampler's tables
+ * under the window being written (a crash at exit, about one run in two). */
+static bool exiting;
+
+void pl__stacks_exiting(void)
+{
+	exiting = true;
+}
+
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
  * NULL). False: no object there (any more). */
 static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
@@ -188,7 +200,7 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
 	dl_iterate_phdr(module_cb, &m);
 	if (!m.found)
 		return false;
-	if (m.name[0] == '/') {
+	if (m.name[0] == '/' && !exiting) {
 		*pin = dlopen(m.name, RTLD_LAZY | RTLD_NOLOAD);
 		if (!*pin)
 			return false; /* unloaded since */

@@ -284,6 +284,7 @@ void pl__sampler_finish(void)
 		return;
 	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
 	pl__signal_disarm();
+	pl__stacks_exiting();
 	update_stats(mono_ns());
 	write_window(mono_ns());
 	pthread_mutex_unlock(&lock);
