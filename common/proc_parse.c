@@ -24,6 +24,11 @@ int pl__parse_u64(const char **p, uint64_t *out)
 	return 0;
 }
 
+bool pl__parse_u64_all(const char *s, uint64_t *out)
+{
+	return s && pl__parse_u64(&s, out) == 0 && *s == '\0';
+}
+
 int pl__parse_i64(const char **p, int64_t *out)
 {
 	const char *s = *p;

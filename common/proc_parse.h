@@ -89,6 +89,9 @@ int pl__parse_pressure(const char *buf, struct pl_psi *out);
 /* Strict unsigned decimal: digits only, no sign, no overflow. Advances *p
  * past the digits. Returns 0 or -EINVAL. */
 int pl__parse_u64(const char **p, uint64_t *out);
+/* The whole of s (NULL or empty: false) is one such number, as a JSON
+ * reader hands a value over. */
+bool pl__parse_u64_all(const char *s, uint64_t *out);
 /* The same with an optional leading '-'. */
 int pl__parse_i64(const char **p, int64_t *out);
 

@@ -1,6 +1,7 @@
 /* Loading one stage-profiler report from a JSON-lines file. */
 #include "profile_report.h"
 #include "json_reader.h"
+#include "proc_parse.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -78,23 +79,7 @@ static const char *flat_get(const struct flat *f, enum pl_json_kind kind, const 
 	return NULL;
 }
 
-/* Digits only, no sign, no overflow. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return true;
-}
-
-#define FIELD(f, out, ...) parse_u64(flat_get(f, PL_JSON_NUMBER, __VA_ARGS__), out)
+#define FIELD(f, out, ...) pl__parse_u64_all(flat_get(f, PL_JSON_NUMBER, __VA_ARGS__), out)
 
 static int fill(const struct flat *f, struct pl_profile_report *r, char *err, size_t errlen)
 {

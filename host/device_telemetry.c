@@ -1,6 +1,7 @@
 /* See device_telemetry.h. */
 #include "device_telemetry.h"
 #include "json_reader.h"
+#include "proc_parse.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -48,22 +49,6 @@ struct line {
 	uint64_t held;
 };
 
-/* An unsigned integer exactly as JSON wrote it, within 64 bits. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return true;
-}
-
 /* "I.J" after "frames.": the J-th number of the I-th entry. */
 static void on_entry(struct line *l, const char *sub, enum pl_json_kind kind, const char *value)
 {
@@ -78,7 +63,7 @@ static void on_entry(struct line *l, const char *sub, enum pl_json_kind kind, co
 	if (*end != '.' || end[1] < '0' || end[1] > '9')
 		goto bad;
 	j = strtoul(end + 1, &end, 10);
-	if (*end || kind != PL_JSON_NUMBER || !parse_u64(value, &v))
+	if (*end || kind != PL_JSON_NUMBER || !pl__parse_u64_all(value, &v))
 		goto bad;
 	if (j == 0) {
 		if (i != l->n_entries || (l->n_entries && l->pos != 3))
@@ -138,13 +123,13 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 	} else if (strcmp(path, "frames") == 0) {
 		l->bad_latency = true;
 	} else if (strcmp(path, "dropped") == 0) {
-		l->have_dropped = kind == PL_JSON_NUMBER && parse_u64(value, &l->dropped);
+		l->have_dropped = kind == PL_JSON_NUMBER && pl__parse_u64_all(value, &l->dropped);
 	} else if (strncmp(path, "last_send.", 10) == 0) {
 		on_diag_field(&l->last_send, path + 10, kind, value);
 	} else if (strncmp(path, "totals.", 7) == 0) {
 		on_diag_field(&l->totals, path + 7, kind, value);
 		if (strcmp(path + 7, "frames_held") == 0)
-			l->have_held = kind == PL_JSON_NUMBER && parse_u64(value, &l->held);
+			l->have_held = kind == PL_JSON_NUMBER && pl__parse_u64_all(value, &l->held);
 	}
 }
 
@@ -241,7 +226,7 @@ static void diag_object(struct pl_json *j, const char *key, const struct pl_diag
 
 		if (f->is_bool)
 			pl__json_bool(j, f->key, strcmp(f->value, "true") == 0);
-		else if (parse_u64(f->value, &u))
+		else if (pl__parse_u64_all(f->value, &u))
 			pl__json_u64(j, f->key, u);
 		else
 			pl__json_double(j, f->key, strtod(f->value, NULL), 3);
