@@ -2,7 +2,9 @@
  * for renderers that annotate their frames. The arithmetic is
  * common/pipeline_summary.c; here are the process-wide state, the 5 s
  * period and where the summaries go (perflinkd as telemetry, and the file
- * named by PERFLINK_PIPELINE_OUT). */
+ * named by PERFLINK_PIPELINE_OUT). The period that is running when the
+ * process exits (or unloads the library) is summarised then, with its
+ * shorter period_s: a run of a few seconds is not lost. */
 #include "perflink.h"
 #include "clock.h"
 #include "json_writer.h"
@@ -20,11 +22,13 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pl_pipeline summary;
 static bool started;
+static pid_t owner; /* a forked child's copy of the parent's period is not its own */
 static uint64_t period_start_ns;
 /* Where the summaries go; opened lazily, at most one attempt per period. */
 static struct pl_producer *daemon_conn;
 static int out_fd = -2; /* -2: not tried yet */
 static struct pl_json json;
+static bool exiting; /* no new connection to perflinkd from the destructor */
 
 static void open_outputs(void)
 {
@@ -39,7 +43,7 @@ static void open_outputs(void)
 					"summaries go only to perflinkd\n", path, strerror(errno));
 		}
 	}
-	if (!daemon_conn) {
+	if (!daemon_conn && !exiting) {
 		struct pl_producer_options o = { .name = "pipeline", .reply_bytes = 4096,
 						 .telemetry_bytes = 64 * 1024 };
 
@@ -67,6 +71,18 @@ static void emit(const char *line)
 	}
 }
 
+/* Called with the lock held. */
+static void report_period(uint64_t now)
+{
+	const char *line;
+
+	pl__json_reset(&json);
+	pl__pipeline_report(&summary, now - period_start_ns, &json);
+	period_start_ns = now;
+	if ((line = pl__json_finish(&json)))
+		emit(line);
+}
+
 void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns, uint64_t published_ns,
 			uint32_t camera_stream, uint64_t frame_id, uint64_t eof_ns)
 {
@@ -76,19 +92,38 @@ void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns, uint64_t pu
 	if (!started) {
 		pl__pipeline_init(&summary);
 		pl__json_init(&json);
-		period_start_ns = now;
 		started = true;
+	}
+	if (owner != getpid()) { /* the first frame here, or in a forked child */
+		/* the parent's connection is the parent's: its rings have one
+		 * writer. The child's copy is left, not closed (closing could
+		 * say goodbye on the parent's behalf); the child connects anew. */
+		if (owner != 0)
+			daemon_conn = NULL;
+		pl__pipeline_init(&summary);
+		owner = getpid();
+		period_start_ns = now;
 	}
 	pl__pipeline_add(&summary, captured_ns, submitted_ns, published_ns, camera_stream,
 			 frame_id, eof_ns);
-	if (now - period_start_ns >= PL_PIPELINE_PERIOD_NS) {
-		const char *line;
+	if (now - period_start_ns >= PL_PIPELINE_PERIOD_NS)
+		report_period(now);
+	pthread_mutex_unlock(&lock);
+}
 
-		period_start_ns = now;
-		pl__json_reset(&json);
-		pl__pipeline_report(&summary, &json);
-		if ((line = pl__json_finish(&json)))
-			emit(line);
+/* At exit or unload: the period so far, if it has frames. Through what is
+ * open already, and the file (a process shorter than a period has not
+ * opened anything yet); a connection to perflinkd is not made here, so
+ * that a daemon slow to answer cannot hold the exit. A thread still
+ * inside pl_frame_published keeps the lock: then nothing is written
+ * rather than wait. */
+__attribute__((destructor)) static void report_last_period(void)
+{
+	if (pthread_mutex_trylock(&lock) != 0)
+		return;
+	if (started && owner == getpid() && summary.frames > 0) {
+		exiting = true;
+		report_period(pl__mono_ns());
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -98,7 +98,7 @@ bool pl__pipeline_p95_ns(struct pl_pipeline *p, int latency, uint64_t *ns)
 	return true;
 }
 
-void pl__pipeline_report(struct pl_pipeline *p, struct pl_json *j)
+void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_json *j)
 {
 	static const char *const names[PL_PIPELINE_LATENCIES] = {
 		"capture_to_submit_p95_ms",
@@ -111,6 +111,7 @@ void pl__pipeline_report(struct pl_pipeline *p, struct pl_json *j)
 
 	pl__json_begin_object(j, NULL);
 	pl__json_str(j, "type", "pipeline");
+	pl__json_double(j, "period_s", (double)period_ns / 1e9, 2);
 	pl__json_u64(j, "published_frames", p->frames);
 	pl__json_u64(j, "camera_id_repeats", p->repeats);
 	pl__json_u64(j, "camera_id_gaps", p->gaps);

@@ -84,8 +84,9 @@ void pl__pipeline_add(struct pl_pipeline *p, uint64_t captured_ns, uint64_t subm
 		      uint64_t eof_ns);
 
 /* The period's summary as one JSON object into j (at top level or as an
- * array element), then the next period starts. */
-void pl__pipeline_report(struct pl_pipeline *p, struct pl_json *j);
+ * array element), then the next period starts. period_ns: how long the
+ * period was (the last one of a process is shorter), as "period_s". */
+void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_json *j);
 
 /* The p95 the report would give for latency (PL_PIPELINE_*), in ns;
  * false when the period has no value of it. */

@@ -102,7 +102,9 @@ PERFLINK_API void pl_producer_get_stats(struct pl_producer *p, struct pl_produce
 /* Renderer pipeline marks (the seed's RenderPipelineSummary): call once per
  * published frame with its CLOCK_MONOTONIC stamps (0 where unknown). Every
  * 5 s a "pipeline" summary is sent to perflinkd (when it runs) and appended
- * to $PERFLINK_PIPELINE_OUT (when set). Thread-safe, never blocks on I/O. */
+ * to $PERFLINK_PIPELINE_OUT (when set); the period running at exit is
+ * summarised then (its "period_s" says how long it was). Thread-safe,
+ * never blocks on I/O. */
 PERFLINK_API void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns,
 				     uint64_t published_ns, uint32_t camera_stream,
 				     uint64_t frame_id, uint64_t eof_ns);

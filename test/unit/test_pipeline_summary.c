@@ -20,7 +20,7 @@ static const char *report(void)
 	const char *s;
 
 	pl__json_reset(&j);
-	pl__pipeline_report(&p, &j);
+	pl__pipeline_report(&p, PL_PIPELINE_PERIOD_NS, &j);
 	s = pl__json_finish(&j);
 	if (!s)
 		abort();
@@ -37,7 +37,7 @@ static void test_empty(void)
 {
 	pl__pipeline_init(&p);
 	TAP_EQ_STR(report(),
-		   "{\"type\":\"pipeline\",\"published_frames\":0,\"camera_id_repeats\":0,"
+		   "{\"type\":\"pipeline\",\"period_s\":5.00,\"published_frames\":0,\"camera_id_repeats\":0,"
 		   "\"camera_id_gaps\":0,\"camera_id_resets\":0,\"capture_to_submit_p95_ms\":null,"
 		   "\"submit_to_publish_p95_ms\":null,\"capture_to_publish_p95_ms\":null,"
 		   "\"camera_eof_to_publish_p95_ms\":null}",
@@ -55,7 +55,7 @@ static void test_order(void)
 	add(0, 0, 0, NOCAM, 0, 0);     /* all unknown: counted, no latency */
 	/* p95 of 2 values is the 2nd smallest: ceil(1.9) - 1 = index 1 */
 	TAP_EQ_STR(report(),
-		   "{\"type\":\"pipeline\",\"published_frames\":3,\"camera_id_repeats\":0,"
+		   "{\"type\":\"pipeline\",\"period_s\":5.00,\"published_frames\":3,\"camera_id_repeats\":0,"
 		   "\"camera_id_gaps\":0,\"camera_id_resets\":0,\"capture_to_submit_p95_ms\":3.00,"
 		   "\"submit_to_publish_p95_ms\":7.00,\"capture_to_publish_p95_ms\":10.00,"
 		   "\"camera_eof_to_publish_p95_ms\":null}",
@@ -77,14 +77,14 @@ static void test_camera_ids(void)
 	add(3, 2, 1, 1, 50, 0);  /* out of order: does not touch the chain */
 	add(1, 2, 3, 1, 11, 0);  /* follows 10 */
 	TAP_EQ_STR(report(),
-		   "{\"type\":\"pipeline\",\"published_frames\":10,\"camera_id_repeats\":1,"
+		   "{\"type\":\"pipeline\",\"period_s\":5.00,\"published_frames\":10,\"camera_id_repeats\":1,"
 		   "\"camera_id_gaps\":2,\"camera_id_resets\":1,\"capture_to_submit_p95_ms\":1.00,"
 		   "\"submit_to_publish_p95_ms\":1.00,\"capture_to_publish_p95_ms\":2.00,"
 		   "\"camera_eof_to_publish_p95_ms\":null}",
 		   "camera ids: repeats, gaps, resets only between consecutive frames of one stream");
 	add(1, 2, 3, 1, 14, 0);  /* the chain carries into the next period: 2 gaps */
 	TAP_EQ_STR(report(),
-		   "{\"type\":\"pipeline\",\"published_frames\":1,\"camera_id_repeats\":0,"
+		   "{\"type\":\"pipeline\",\"period_s\":5.00,\"published_frames\":1,\"camera_id_repeats\":0,"
 		   "\"camera_id_gaps\":2,\"camera_id_resets\":0,\"capture_to_submit_p95_ms\":1.00,"
 		   "\"submit_to_publish_p95_ms\":1.00,\"capture_to_publish_p95_ms\":2.00,"
 		   "\"camera_eof_to_publish_p95_ms\":null}",
@@ -108,7 +108,7 @@ static void test_eof_clock(void)
 	add(500, 510, 530, 1, 4, 518);  /* eof age 12 */
 	/* eof ages {12, 40}: index 1 -> 40; capture_to_publish all 30 */
 	TAP_EQ_STR(report(),
-		   "{\"type\":\"pipeline\",\"published_frames\":5,\"camera_id_repeats\":0,"
+		   "{\"type\":\"pipeline\",\"period_s\":5.00,\"published_frames\":5,\"camera_id_repeats\":0,"
 		   "\"camera_id_gaps\":0,\"camera_id_resets\":0,\"capture_to_submit_p95_ms\":10.00,"
 		   "\"submit_to_publish_p95_ms\":20.00,\"capture_to_publish_p95_ms\":30.00,"
 		   "\"camera_eof_to_publish_p95_ms\":40.00}",
