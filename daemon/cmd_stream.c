@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "event_loop.h"
+#include "frame_source.h"
 #include "link.h"
 #include "log.h"
 #include "options.h"
@@ -99,13 +100,11 @@ struct stream {
 	bool stop;        /* SIGINT or SIGTERM */
 	bool have_held;
 	uint8_t digest[SHA256_DIGEST_LENGTH];
-	/* The next frame is made, and its wire checksum computed, right after
-	 * the one before went out: while the link transfers, not when room
-	 * opens (a producer hashes where it makes the frame, too). Replies
-	 * are checked in a buffer of their own. */
+	/* Frames are made, and their wire checksum computed, ahead on a thread
+	 * of their own, as a producer makes them in its own process beside
+	 * perflinkd. Replies are checked in a buffer of their own. */
+	struct pl_frame_source *source;
 	uint8_t *check;
-	bool prepared;
-	uint64_t prepared_id, prepared_hash;
 	uint64_t last_activity_ns;
 	uint64_t first_up_ns; /* throughput counts from the first connection */
 	bool up;
@@ -140,26 +139,27 @@ static void make_payload(struct stream *s, uint8_t *buf, uint64_t frame_id)
 		fill_payload(buf, (size_t)s->opt.payload_bytes, frame_id);
 }
 
-static void prepare(struct stream *s, uint64_t frame_id)
+/* On the frame source's thread: reads only the options. */
+static void make_frame(void *ctx, uint8_t *buf, size_t len, uint64_t frame_id)
 {
-	make_payload(s, s->payload, frame_id);
-	s->prepared_hash = pl__wire_payload_hash(s->payload, (size_t)s->opt.payload_bytes);
-	s->prepared_id = frame_id;
-	s->prepared = true;
+	(void)len; /* the source's frames are payload_bytes long */
+	make_payload(ctx, buf, frame_id);
 }
 
 static void send_next(struct stream *s)
 {
+	const uint8_t *payload;
+	uint64_t hash;
 	int err;
 
 	if (!s->up || s->stop || s->sent >= (uint64_t)s->opt.frames)
 		return;
-	if (!s->prepared || s->prepared_id != s->sent)
-		prepare(s, s->sent);
+	/* made ahead: a wait here only when the maker is behind the link */
+	payload = pl__frame_source_take(s->source, s->sent, &hash);
 	s->send_ns[s->sent] = pl__mono_ns();
 	err = pl__link_send_frame_hashed(s->link, s->sent,
-					 s->opt.integrity ? PL_WIRE_FLAG_INTEGRITY : 0, s->payload,
-					 (size_t)s->opt.payload_bytes, s->prepared_hash);
+					 s->opt.integrity ? PL_WIRE_FLAG_INTEGRITY : 0, payload,
+					 (size_t)s->opt.payload_bytes, hash);
 	if (err < 0) {
 		s->not_sent++;
 		return;
@@ -176,8 +176,7 @@ static void send_next(struct stream *s)
 		s->held_id = s->sent;
 	s->sent++;
 	/* the link copied or submitted the bytes: the buffer is free again */
-	if (s->sent < (uint64_t)s->opt.frames)
-		prepare(s, s->sent);
+	pl__frame_source_release(s->source);
 }
 
 static void on_frame_timer(void *ctx, uint64_t expirations)
@@ -321,7 +320,8 @@ static int run(int argc, char **argv, bool integrity)
 	char err[PL_ERRBUF];
 	int next, r, status = 0;
 	bool stopped_by_signal;
-	uint64_t start;
+	uint64_t start, done_ns;
+	struct timespec done_cpu;
 	const struct pl_option options[] = {
 		{ "ffs-dir", PL_OPT_STRING, &s.opt.ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance" },
@@ -402,14 +402,17 @@ static int run(int argc, char **argv, bool integrity)
 	pl__log_init(integrity ? "perflink integrity" : "perflink stream", true, 0);
 	if (s.opt.seed == 0)
 		s.opt.seed = (long)(pl__wall_ns() & 0xffffffffffffll);
-	s.payload = malloc((size_t)s.opt.payload_bytes);
 	s.check = malloc((size_t)s.opt.payload_bytes);
 	s.send_ns = calloc((size_t)s.opt.frames, sizeof(*s.send_ns));
 	s.latency_ms = calloc((size_t)s.opt.frames, sizeof(*s.latency_ms));
 	s.answer = calloc((size_t)s.opt.frames, 1);
 	s.reply_frame = calloc((size_t)s.opt.frames, sizeof(*s.reply_frame));
-	if (!s.payload || !s.check || !s.send_ns || !s.latency_ms || !s.answer || !s.reply_frame)
+	if (!s.check || !s.send_ns || !s.latency_ms || !s.answer || !s.reply_frame)
 		pl__fatalx("out of memory");
+	/* three ahead: one being sent, one ready, one in the making */
+	if (pl__frame_source_start(&s.source, (size_t)s.opt.payload_bytes, (uint64_t)s.opt.frames, 3,
+				   make_frame, &s) < 0)
+		pl__fatalx("cannot start making frames");
 
 	pl__link_config_default(&lc);
 	lc.ffs_dir = s.opt.ffs_dir;
@@ -461,6 +464,11 @@ static int run(int argc, char **argv, bool integrity)
 			break;
 		}
 	}
+	/* the run's end for MB/s and CPU %: the last frame is out (and answered);
+	 * what follows (the end message and the moment it is given to leave,
+	 * the CSV) is not the link's throughput */
+	done_ns = pl__mono_ns();
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &done_cpu);
 	if (st.interval_us > 0) {
 		st.stop = 1;
 		pthread_join(st.thread, NULL);
@@ -521,10 +529,9 @@ static int run(int argc, char **argv, bool integrity)
 		       (unsigned long long)ls.rx_skipped_bytes);
 	}
 	{
-		struct timespec cpu;
-		double elapsed = (double)(pl__mono_ns() - start) / 1e9;
+		const struct timespec cpu = done_cpu;
+		double elapsed = (double)(done_ns - start) / 1e9;
 
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 		/* hash_pct: of the elapsed time, spent on the payloads' XXH3 */
 		printf("mode %s chunk %zu bytes %llu seconds %.2f cpu_pct %.1f max_submit_us %.0f "
 		       "max_backlog_kb %.0f hash_pct %.1f\n",
@@ -532,14 +539,15 @@ static int run(int argc, char **argv, bool integrity)
 		       (unsigned long long)ls.tx.bytes,
 		       elapsed, 100.0 * ((double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9) / elapsed,
 		       (double)ls.tx.max_submit_ns / 1e3, (double)ls.tx.max_backlog_bytes / 1024,
-		       100.0 * (double)ls.hash_ns / 1e9 / elapsed);
+		       100.0 * (double)(ls.hash_ns + pl__frame_source_hash_ns(s.source)) / 1e9 /
+			       elapsed);
 	}
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),
 	       quantile(s.latency_ms, s.replies, 0.999),
 	       s.replies ? s.latency_ms[s.replies - 1] : 0.0,
 	       (double)ls.frames_sent * (double)s.opt.payload_bytes / 1e6 /
-		       ((double)(pl__mono_ns() - (s.first_up_ns ? s.first_up_ns : start)) / 1e9),
+		       ((double)(done_ns - (s.first_up_ns ? s.first_up_ns : start)) / 1e9),
 	       (double)ls.last_send.submit_ns / 1e3);
 	if (integrity)
 		printf("integrity: frames %llu, mismatched digests %llu, signals sent %llu, "
@@ -568,7 +576,7 @@ static int run(int argc, char **argv, bool integrity)
 	pl__loop_remove(s.frame_timer);
 	pl__link_close(s.link);
 	pl__loop_free(s.loop);
-	free(s.payload);
+	pl__frame_source_stop(s.source);
 	free(s.check);
 	free(s.send_ns);
 	free(s.latency_ms);

@@ -10,6 +10,10 @@
 # BENCH_FRAMES (perflink-bench --frames) sets the latency runs' length: the
 # p99.9 of 1,000 frames is one frame.
 frames=${BENCH_FRAMES:-1000}
+# BENCH_ROUNDS (perflink-bench --rounds) sets how many times the maximum-
+# throughput comparison is repeated; BENCH_MAX_ONLY=1 (--max-only) leaves out
+# the latency runs and the single maximum runs
+rounds=${BENCH_ROUNDS:-3}
 run() {
 	name=$1 mode_args=$2 fps=$3 host_args=$4 extra=$5
 	perflink stream --setup-gadget --frames "$frames" --payload-bytes 393216 --fps "$fps" \
@@ -37,20 +41,26 @@ run() {
 	sed "s/^/BENCH-RES $name /" /tmp/res.jsonl 2>/dev/null
 	rm -f /tmp/frames.csv /tmp/res.jsonl
 }
-run aio8k "--write-chunk 8192" 20 "--reply ack"
-run aio16k "--write-chunk 16384" 20 "--reply ack"
-run sync32k "--sync --sync-bytes 32768" 20 "--reply ack"
+if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
+	run aio8k "--write-chunk 8192" 20 "--reply ack"
+	run aio16k "--write-chunk 16384" 20 "--reply ack"
+	run sync32k "--sync --sync-bytes 32768" 20 "--reply ack"
+fi
 frames=300
-run aio8k-max "--write-chunk 8192" 0 "--reply none" --no-replies
-run aio16k-max "--write-chunk 16384" 0 "--reply none" --no-replies
-run sync32k-max "--sync --sync-bytes 32768" 0 "--reply none" --no-replies
+if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
+	run aio8k-max "--write-chunk 8192" 0 "--reply none" --no-replies
+	run aio16k-max "--write-chunk 16384" 0 "--reply none" --no-replies
+	run sync32k-max "--sync --sync-bytes 32768" 0 "--reply none" --no-replies
+fi
 # The link's maximum against the bare AIO stream, both with a host that only
 # counts bytes (host and device share the VM's two CPUs, so a checking host's
-# own work would slow the device side too), interleaved three times: under
-# emulation one run of either can be twice as fast as the next, so the
+# own work would slow the device side too), interleaved BENCH_ROUNDS times:
+# under emulation one run of either can be twice as fast as the next, so the
 # benchmark compares medians. The bare stream also runs with the link's
 # structure (48 requests per io_submit, a zero-length request after each)
-# and with an XXH3 of every byte, to tell which costs throughput.
+# and with an XXH3 of every byte, and with both (everything the link does
+# to the bytes but its framing, scheduling and telemetry), to tell which
+# costs throughput.
 bare() {
 	name=$1
 	shift
@@ -61,10 +71,10 @@ bare() {
 	echo "BENCH-RUN $name rc=$?"
 	sed "s/^/BENCH-OUT $name /" /tmp/bare.out /tmp/host.out
 }
-for round in 1 2 3; do
+for round in $(seq "$rounds"); do
 	run "aio8k-max-drain#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
 	bare "bare-aio8k#$round"
 	bare "bare-aio8k-frames-zlp#$round" --msg-chunks 48 --zlp 1
 	bare "bare-aio8k-hash#$round" --hash 1
-	bare "bare-aio8k-offset48#$round" --msg-chunks 48 --zlp 1 --offset 48
+	bare "bare-aio8k-frames-zlp-hash#$round" --msg-chunks 48 --zlp 1 --hash 1
 done
