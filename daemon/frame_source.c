@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -76,6 +77,7 @@ int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t co
 			   unsigned ahead, pl_frame_make_fn make, void *ctx)
 {
 	struct pl_frame_source *fs = calloc(1, sizeof(*fs));
+	sigset_t all, old;
 	int r;
 
 	if (!fs)
@@ -99,7 +101,14 @@ int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t co
 			return -ENOMEM;
 		}
 	}
+	/* The thread takes no signal: the program's event loop takes SIGTERM
+	 * and SIGINT through a signalfd with them blocked in its own thread, and
+	 * a process-directed signal goes to any thread that does not block it,
+	 * where the default action would end the process. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&fs->thread, NULL, maker, fs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		free_source(fs);
 		return -r;

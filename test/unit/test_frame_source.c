@@ -1,12 +1,16 @@
 /* daemon/frame_source.c: frames come out in order with the XXH3 of their
  * bytes, the maker never runs more than `ahead` frames past the taker
  * (a buffer is never remade before it is given back), the end is NULL,
- * and stopping with the maker blocked or mid-way returns. */
+ * stopping with the maker blocked or mid-way returns, and the maker's
+ * thread takes no signal (a process-directed SIGTERM meant for the
+ * program's signalfd would otherwise end the process there). */
 #include "tap.h"
 
 #include "frame_source.h"
 #include "wire.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -62,8 +66,21 @@ int main(void)
 	pl__frame_source_stop(fs);
 
 	atomic_store(&made_count, 0);
-	TAP_OK(pl__frame_source_start(&fs, LEN, 1000, 2, make, NULL) == 0, "a second source");
-	settle();
+	{
+		sigset_t term, pending;
+
+		/* started first, then SIGTERM blocked in this thread alone, as
+		 * perflink stream's event loop does for its signalfd */
+		TAP_OK(pl__frame_source_start(&fs, LEN, 1000, 2, make, NULL) == 0, "a second source");
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &term, NULL);
+		kill(getpid(), SIGTERM);
+		settle();
+		sigpending(&pending);
+		TAP_OK(sigismember(&pending, SIGTERM) == 1,
+		       "a SIGTERM to the process waits for the main thread (the maker blocks it)");
+	}
 	pl__frame_source_stop(fs); /* the maker waits for a buffer: stop wakes it */
 	TAP_EQ_U64(atomic_load(&made_count), 2, "stopped while the maker waited, after 2 made");
 	return tap_done();
