@@ -8,9 +8,14 @@
 #     -ENOENT from the installed libperflink;
 #   - each installed library exports its API and nothing else.
 #
-#   install_pkgconfig.sh BUILD_ROOT SOURCE_ROOT TEST_HOST_LIB
+#   install_pkgconfig.sh BUILD_ROOT SOURCE_ROOT TEST_HOST_LIB [SANITIZE]
+#
+# SANITIZE: the build's b_sanitize; a sanitized library needs programs built
+# with the same runtime, so they are compiled with -fsanitize=SANITIZE too.
 set -u
-build=$1 src=$2 test_host_lib=$3
+build=$1 src=$2 test_host_lib=$3 sanitize=${4:-none}
+cflags=""
+[ "$sanitize" != none ] && cflags="-fsanitize=$sanitize"
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
@@ -31,9 +36,10 @@ export PKG_CONFIG_PATH=$pc_dir PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_LIBDIR=$p
 libdir=$(pkg-config --variable=libdir perflink) # inside the scratch root
 export LD_LIBRARY_PATH=$libdir
 
-# shellcheck disable=SC2046 # pkg-config's words are separate arguments
+# shellcheck disable=SC2046,SC2086 # pkg-config's words and $cflags are separate arguments
 check "reply_app compiles against the installed header and library" \
-	cc -o "$work/reply_app" "$src/host/examples/reply_app.c" $(pkg-config --cflags --libs perflink-host)
+	cc $cflags -o "$work/reply_app" "$src/host/examples/reply_app.c" \
+	$(pkg-config --cflags --libs perflink-host)
 check "reply_app loads the installed libperflink-host" \
 	sh -c "ldd '$work/reply_app' | grep -q '$libdir/libperflink-host.so'"
 check "test_host_lib passes with the installed reply_app" "$test_host_lib" "$work/reply_app"
@@ -53,9 +59,9 @@ int main(int argc, char **argv)
 	return r == -ENOENT ? 0 : 1;
 }
 EOF
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 check "a producer compiles against the installed libperflink" \
-	cc -o "$work/producer" "$work/producer.c" $(pkg-config --cflags --libs perflink)
+	cc $cflags -o "$work/producer" "$work/producer.c" $(pkg-config --cflags --libs perflink)
 check "with no daemon, the installed libperflink says -ENOENT" "$work/producer" "$work/no-such-socket"
 
 for lib in perflink:pl_ perflink-host:plh_; do

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LEN 4096
 
