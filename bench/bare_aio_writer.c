@@ -5,7 +5,8 @@
  * is compared with this in the same boot (perflink-bench link).
  *
  *   bare_aio_writer [--chunk 8192] [--budget-kib 1024] [--mib 256] [--hash 1]
- *                   [--msg-chunks 16] [--zlp 1] [--offset 0]
+ *                   [--msg-chunks 16] [--zlp 1] [--offset 0] [--header 1]
+ *                   [--out-reads 8]
  *
  * --hash 1 computes the XXH3-64 of every byte before it is submitted, as the
  * link must for its wire checksum: under emulation the rig's "cable" is
@@ -15,14 +16,20 @@
  * ends each with a zero-length request as the link does: both tell which
  * of the link's structural choices costs throughput. --offset N sends from N
  * bytes past a page boundary (48: where a frame's payload sits relative to
- * the 8 KiB requests when it follows the wire header).
+ * the 8 KiB requests when it follows the wire header). --header 1 sends each
+ * message as the link's three pieces, a 48-byte header, the payload and
+ * zeros up to the packet size, so the first and last request of a message
+ * are written from two buffers. --out-reads N keeps N reads queued on the
+ * OUT endpoint, as the link does for the host's messages.
  * Host side: perflink-host --drain. */
 #include "clock.h"
 #include "event_loop.h"
 #include "gadget_configfs.h"
+#include "link_aio_rx.h"
 #include "link_aio_tx.h"
 #include "link_ffs.h"
 #include "log.h"
+#include "wire.h"
 
 #include <xxhash.h>
 
@@ -36,7 +43,8 @@ struct bare {
 	struct pl_aio_tx *tx;
 	uint8_t *buf;
 	size_t chunk, total, sent, msg_chunks, offset;
-	bool up, hash, packet_for_zlp;
+	bool up, hash, packet_for_zlp, header;
+	struct pl_aio_rx *rx; /* --out-reads */
 	uint64_t hashes; /* kept, so the work cannot be optimised away */
 	uint64_t t0;
 	unsigned packet;
@@ -45,13 +53,24 @@ struct bare {
 static void fill(struct bare *b)
 {
 	while (b->up && b->sent < b->total) {
-		struct iovec iov = { b->buf + b->offset, b->chunk * b->msg_chunks };
+		static uint8_t header[PL_WIRE_HEADER_SIZE], zeros[4096];
+		size_t payload = b->chunk * b->msg_chunks, pad = 0;
+		struct iovec iov[3];
+		int n = 0;
 
-		if (b->hash && pl__aio_tx_room(b->tx) >= iov.iov_len)
-			b->hashes += XXH3_64bits(iov.iov_base, iov.iov_len);
-		if (pl__aio_tx_send(b->tx, &iov, 1, NULL) < 0)
+		if (b->header) {
+			pad = b->packet ? (b->packet - (sizeof(header) + payload) % b->packet) % b->packet
+					: 0;
+			iov[n++] = (struct iovec){ header, sizeof(header) };
+		}
+		iov[n++] = (struct iovec){ b->buf + b->offset, payload };
+		if (pad)
+			iov[n++] = (struct iovec){ zeros, pad };
+		if (b->hash && pl__aio_tx_room(b->tx) >= payload)
+			b->hashes += XXH3_64bits(b->buf + b->offset, payload);
+		if (pl__aio_tx_send(b->tx, iov, n, NULL) < 0)
 			return;
-		b->sent += iov.iov_len;
+		b->sent += payload;
 	}
 }
 
@@ -59,8 +78,9 @@ static void on_enable(void *ctx, int ep_in, int ep_out, unsigned packet)
 {
 	struct bare *b = ctx;
 
-	(void)ep_out;
 	b->packet = packet;
+	if (b->rx && pl__aio_rx_attach(b->rx, ep_out) < 0)
+		pl__fatalx("cannot queue the OUT reads");
 	pl__aio_tx_attach(b->tx, ep_in, b->packet_for_zlp ? packet : 0);
 	b->up = true;
 	b->t0 = pl__mono_ns();
@@ -74,6 +94,8 @@ static void on_disable(void *ctx, const char *why)
 	(void)why;
 	b->up = false;
 	pl__aio_tx_detach(b->tx);
+	if (b->rx)
+		pl__aio_rx_detach(b->rx);
 }
 
 static void on_ep0(void *ctx, int fd, uint32_t ev)
@@ -81,6 +103,20 @@ static void on_ep0(void *ctx, int fd, uint32_t ev)
 	(void)fd;
 	(void)ev;
 	pl__ffs_handle_ep0(ctx);
+}
+
+static void on_rx_bytes(void *ctx, const uint8_t *data, size_t len)
+{
+	(void)ctx; /* the host sends nothing in these runs */
+	(void)data;
+	(void)len;
+}
+
+static void on_rx(void *ctx, int fd, uint32_t ev)
+{
+	(void)fd;
+	(void)ev;
+	pl__aio_rx_reap(((struct bare *)ctx)->rx);
 }
 
 static void on_tx(void *ctx, int fd, uint32_t ev)
@@ -103,7 +139,7 @@ int main(int argc, char **argv)
 	struct pl_ffs *ffs;
 	struct bare b;
 	long mib = 256, budget_kib = 1024;
-	int i;
+	int i, out_reads = 0;
 
 	memset(&b, 0, sizeof(b));
 	b.chunk = 8192;
@@ -123,6 +159,10 @@ int main(int argc, char **argv)
 			b.offset = (size_t)atol(argv[i + 1]) % 4096;
 		else if (strcmp(argv[i], "--zlp") == 0)
 			b.packet_for_zlp = atoi(argv[i + 1]) != 0;
+		else if (strcmp(argv[i], "--header") == 0)
+			b.header = atoi(argv[i + 1]) != 0;
+		else if (strcmp(argv[i], "--out-reads") == 0)
+			out_reads = atoi(argv[i + 1]);
 	}
 	pl__log_init("bare_aio_writer", true, 0);
 	b.total = (size_t)mib << 20;
@@ -144,6 +184,10 @@ int main(int argc, char **argv)
 		pl__fatalx("set-up failed");
 	pl__loop_add_fd(loop, pl__ffs_ep0_fd(ffs), EPOLLIN, on_ep0, ffs, NULL);
 	pl__loop_add_fd(loop, pl__aio_tx_eventfd(b.tx), EPOLLIN, on_tx, &b, NULL);
+	/* the link's default read size (link.c) */
+	if (out_reads > 0 && (pl__aio_rx_open(&b.rx, (unsigned)out_reads, 16384, on_rx_bytes, &b) < 0 ||
+			      pl__loop_add_fd(loop, pl__aio_rx_eventfd(b.rx), EPOLLIN, on_rx, &b, NULL) < 0))
+		pl__fatalx("cannot set up the OUT reads");
 	if (pl__gadget_bind(&g, true) < 0)
 		pl__fatalx("cannot bind the gadget");
 	for (;;) {

@@ -57,11 +57,11 @@ fi
 # own work would slow the device side too), interleaved BENCH_ROUNDS times:
 # under emulation one run of either can be twice as fast as the next, so the
 # benchmark compares medians. The bare stream also runs with the link's
-# structure (48 requests per io_submit, without and with a zero-length
-# request after each)
-# and with an XXH3 of every byte, and with both (everything the link does
-# to the bytes but its framing, scheduling and telemetry), to tell which
-# costs throughput.
+# structure (48 requests per io_submit with a zero-length request after
+# each), with an XXH3 of every byte, with both, and with both plus the
+# link's three-piece messages (header, payload, padding), plus its 8 queued
+# OUT reads, and plus all of that ("as-link": everything the link does but
+# its own code), to tell which costs throughput.
 bare() {
 	name=$1
 	shift
@@ -75,8 +75,10 @@ bare() {
 for round in $(seq "$rounds"); do
 	run "aio8k-max-drain#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
 	bare "bare-aio8k#$round"
-	bare "bare-aio8k-frames#$round" --msg-chunks 48
 	bare "bare-aio8k-frames-zlp#$round" --msg-chunks 48 --zlp 1
 	bare "bare-aio8k-hash#$round" --hash 1
 	bare "bare-aio8k-frames-zlp-hash#$round" --msg-chunks 48 --zlp 1 --hash 1
+	bare "bare-aio8k-fzh-header#$round" --msg-chunks 48 --zlp 1 --hash 1 --header 1
+	bare "bare-aio8k-fzh-outreads#$round" --msg-chunks 48 --zlp 1 --hash 1 --out-reads 8
+	bare "bare-aio8k-as-link#$round" --msg-chunks 48 --zlp 1 --hash 1 --header 1 --out-reads 8
 done
