@@ -1,5 +1,5 @@
-/* Frames made ahead on a thread of their own (frame_source.h). A ring of
- * `ahead` buffers: frame n lives in buffer n % ahead; the maker may make
+/* Frames made ahead on a thread of their own (frame_source.h), or in the
+ * caller's thread between sends (ahead 0). A ring of `ahead` buffers: frame n lives in buffer n % ahead; the maker may make
  * frame n once frame n - ahead is released, the taker may take it once it
  * is made. One mutex and one condition for both sides: a frame is a few
  * hundred KiB of work, so the handover is rare. */
@@ -25,19 +25,32 @@ struct pl_frame_source {
 	uint64_t made, released; /* frames made; frames whose buffer is free again */
 	uint64_t hash_ns;
 	bool stop;
+	bool inline_make; /* ahead 0: buf[0] holds frame made - 1, if made */
 	pl_frame_make_fn make;
 	void *ctx;
 };
+
+/* Frame n into its buffer, hashed. The maker thread's, or the caller's
+ * with inline_make. */
+static void make_one(struct pl_frame_source *fs, uint64_t n, uint64_t *hash_ns)
+{
+	unsigned slot = (unsigned)(n % fs->ahead);
+	uint64_t t0;
+
+	fs->make(fs->ctx, fs->buf[slot], fs->len, n);
+	t0 = pl__mono_ns();
+	fs->hash[slot] = pl__wire_payload_hash(fs->buf[slot], fs->len);
+	*hash_ns += pl__mono_ns() - t0;
+}
 
 static void *maker(void *arg)
 {
 	struct pl_frame_source *fs = arg;
 	uint64_t n = 0;
 
-	for (;;) {
-		unsigned slot;
-		uint64_t t0, h;
+	uint64_t ns = 0;
 
+	for (;;) {
 		pthread_mutex_lock(&fs->lock);
 		while (!fs->stop && n < fs->count && n >= fs->released + fs->ahead)
 			pthread_cond_wait(&fs->changed, &fs->lock);
@@ -46,14 +59,12 @@ static void *maker(void *arg)
 			return NULL;
 		}
 		pthread_mutex_unlock(&fs->lock);
-		/* the buffer is the maker's alone until `made` passes n */
-		slot = (unsigned)(n % fs->ahead);
-		fs->make(fs->ctx, fs->buf[slot], fs->len, n);
-		t0 = pl__mono_ns();
-		h = pl__wire_payload_hash(fs->buf[slot], fs->len);
+		/* the buffer (and its hash) is the maker's alone until `made`
+		 * passes n */
+		make_one(fs, n, &ns);
 		pthread_mutex_lock(&fs->lock);
-		fs->hash_ns += pl__mono_ns() - t0;
-		fs->hash[slot] = h;
+		fs->hash_ns += ns;
+		ns = 0;
 		fs->made = ++n;
 		pthread_cond_broadcast(&fs->changed);
 		pthread_mutex_unlock(&fs->lock);
@@ -86,6 +97,7 @@ int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t co
 	pthread_cond_init(&fs->changed, NULL);
 	fs->len = len;
 	fs->count = count;
+	fs->inline_make = ahead == 0;
 	fs->ahead = ahead ? ahead : 1;
 	fs->make = make;
 	fs->ctx = ctx;
@@ -101,6 +113,9 @@ int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t co
 			return -ENOMEM;
 		}
 	}
+	*out = fs;
+	if (fs->inline_make)
+		return 0;
 	/* The thread takes no signal: the program's event loop takes SIGTERM
 	 * and SIGINT through a signalfd with them blocked in its own thread, and
 	 * a process-directed signal goes to any thread that does not block it,
@@ -110,10 +125,10 @@ int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t co
 	r = pthread_create(&fs->thread, NULL, maker, fs);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
+		*out = NULL;
 		free_source(fs);
 		return -r;
 	}
-	*out = fs;
 	return 0;
 }
 
@@ -124,6 +139,14 @@ const uint8_t *pl__frame_source_take(struct pl_frame_source *fs, uint64_t frame_
 
 	if (frame_id >= fs->count)
 		return NULL;
+	if (fs->inline_make) {
+		if (fs->made != frame_id + 1) {
+			make_one(fs, frame_id, &fs->hash_ns);
+			fs->made = frame_id + 1;
+		}
+		*hash = fs->hash[0];
+		return fs->buf[0];
+	}
 	pthread_mutex_lock(&fs->lock);
 	while (fs->made <= frame_id)
 		pthread_cond_wait(&fs->changed, &fs->lock);
@@ -135,6 +158,14 @@ const uint8_t *pl__frame_source_take(struct pl_frame_source *fs, uint64_t frame_
 
 void pl__frame_source_release(struct pl_frame_source *fs)
 {
+	if (fs->inline_make) {
+		/* the next frame now, while the one released is in flight */
+		if (++fs->released < fs->count) {
+			make_one(fs, fs->released, &fs->hash_ns);
+			fs->made = fs->released + 1;
+		}
+		return;
+	}
 	pthread_mutex_lock(&fs->lock);
 	if (fs->released < fs->made)
 		fs->released++;
@@ -156,6 +187,10 @@ void pl__frame_source_stop(struct pl_frame_source *fs)
 {
 	if (!fs)
 		return;
+	if (fs->inline_make) {
+		free_source(fs);
+		return;
+	}
 	pthread_mutex_lock(&fs->lock);
 	fs->stop = true;
 	pthread_cond_broadcast(&fs->changed);

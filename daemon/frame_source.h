@@ -18,7 +18,10 @@ struct pl_frame_source;
 typedef void (*pl_frame_make_fn)(void *ctx, uint8_t *buf, size_t len, uint64_t frame_id);
 
 /* frames 0 .. count-1 of len bytes each, up to `ahead` made before they
- * are taken. 0, or -ENOMEM / -EAGAIN (no thread). */
+ * are taken. ahead 0: no thread; each frame is made in the caller's thread,
+ * right after the one before it is released (so while that one is in
+ * flight), or when it is taken if it was not made yet. 0, or -ENOMEM /
+ * -EAGAIN (no thread). */
 int pl__frame_source_start(struct pl_frame_source **out, size_t len, uint64_t count,
 			   unsigned ahead, pl_frame_make_fn make, void *ctx);
 

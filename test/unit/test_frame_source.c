@@ -3,7 +3,9 @@
  * (a buffer is never remade before it is given back), the end is NULL,
  * stopping with the maker blocked or mid-way returns, and the maker's
  * thread takes no signal (a process-directed SIGTERM meant for the
- * program's signalfd would otherwise end the process there). */
+ * program's signalfd would otherwise end the process there). With ahead 0
+ * there is no thread: each frame is made once, at the release of the one
+ * before, or at its take. */
 #include "tap.h"
 
 #include "frame_source.h"
@@ -84,5 +86,27 @@ int main(void)
 	}
 	pl__frame_source_stop(fs); /* the maker waits for a buffer: stop wakes it */
 	TAP_EQ_U64(atomic_load(&made_count), 2, "stopped while the maker waited, after 2 made");
+
+	/* ahead 0: no thread; the next frame is made at release, in this thread */
+	atomic_store(&made_count, 0);
+	in_order = hashes = true;
+	TAP_OK(pl__frame_source_start(&fs, LEN, 5, 0, make, NULL) == 0, "an inline source");
+	TAP_EQ_U64(atomic_load(&made_count), 0, "inline: nothing made before the first take");
+	for (uint64_t id = 0; id < 5; id++) {
+		f = pl__frame_source_take(fs, id, &hash);
+		if (id == 2) /* a send that failed takes the same frame again */
+			f = pl__frame_source_take(fs, id, &hash);
+		make(NULL, want, LEN, id);
+		atomic_fetch_sub(&made_count, 1);
+		in_order = in_order && f && memcmp(f, want, LEN) == 0;
+		hashes = hashes && f && hash == pl__wire_payload_hash(want, LEN);
+		pl__frame_source_release(fs);
+		if (id == 0)
+			TAP_EQ_U64(atomic_load(&made_count), 2, "inline: the release made the next frame");
+	}
+	TAP_OK(in_order && hashes, "inline: every frame's bytes and XXH3, in order");
+	TAP_EQ_U64(atomic_load(&made_count), 5, "inline: each frame made once, a second take included");
+	TAP_OK(pl__frame_source_take(fs, 5, &hash) == NULL, "inline: past the last frame: NULL");
+	pl__frame_source_stop(fs);
 	return tap_done();
 }
