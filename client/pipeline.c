@@ -28,7 +28,6 @@ static uint64_t period_start_ns;
 static struct pl_producer *daemon_conn;
 static int out_fd = -2; /* -2: not tried yet */
 static struct pl_json json;
-static bool exiting; /* no new connection to perflinkd from the destructor */
 
 static void open_outputs(void)
 {
@@ -43,7 +42,7 @@ static void open_outputs(void)
 					"summaries go only to perflinkd\n", path, strerror(errno));
 		}
 	}
-	if (!daemon_conn && !exiting) {
+	if (!daemon_conn) {
 		struct pl_producer_options o = { .name = "pipeline", .reply_bytes = 4096,
 						 .telemetry_bytes = 64 * 1024 };
 
@@ -111,19 +110,16 @@ void pl_frame_published(uint64_t captured_ns, uint64_t submitted_ns, uint64_t pu
 	pthread_mutex_unlock(&lock);
 }
 
-/* At exit or unload: the period so far, if it has frames. Through what is
- * open already, and the file (a process shorter than a period has not
- * opened anything yet); a connection to perflinkd is not made here, so
- * that a daemon slow to answer cannot hold the exit. A thread still
- * inside pl_frame_published keeps the lock: then nothing is written
- * rather than wait. */
+/* At exit or unload: the period so far, if it has frames, to the file and
+ * perflinkd (connected now if a run shorter than a period had not yet: a
+ * daemon that does not answer holds the exit at most the 2 s
+ * pl_producer_open allows). A thread still inside pl_frame_published
+ * keeps the lock: then nothing is written rather than wait. */
 __attribute__((destructor)) static void report_last_period(void)
 {
 	if (pthread_mutex_trylock(&lock) != 0)
 		return;
-	if (started && owner == getpid() && summary.frames > 0) {
-		exiting = true;
+	if (started && owner == getpid() && summary.frames > 0)
 		report_period(pl__mono_ns());
-	}
 	pthread_mutex_unlock(&lock);
 }

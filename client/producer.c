@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -44,6 +45,9 @@ struct pl_producer {
 	uint64_t telemetry_dropped; /* under push_lock */
 };
 
+#define OPEN_TIMEOUT_S 2 /* as long as perflinkd waits for a hello */
+static const struct timeval open_timeout = { OPEN_TIMEOUT_S, 0 };
+
 static int connect_daemon(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -55,11 +59,20 @@ static int connect_daemon(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* A daemon that is stopped or stuck must not hold the application: the
+	 * connect (a full backlog), the hello and the welcome each wait at most
+	 * OPEN_TIMEOUT_S. The socket carries nothing after the welcome. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &open_timeout, sizeof(open_timeout)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &open_timeout, sizeof(open_timeout)) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	do
 		ret = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
 	while (ret < 0 && errno == EINTR);
 	if (ret < 0) {
-		ret = -errno;
+		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
 		close(fd);
 		return ret;
 	}
@@ -89,7 +102,7 @@ static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
 		    cm->cmsg_len == CMSG_LEN(3 * sizeof(int)))
@@ -146,9 +159,10 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	snprintf(h.name, sizeof(h.name), "%s",
 		 o.name ? o.name : program_invocation_short_name);
 	if (send(p->sock, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
-		ret = -errno;
+		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
 		goto fail;
 	}
+	memset(&w, 0, sizeof(w)); /* no message unless the daemon sent one */
 	if ((ret = receive_welcome(p->sock, &w, fds)) < 0) {
 		w.message[sizeof(w.message) - 1] = '\0';
 		if (ret != -EPROTO && w.message[0])

@@ -57,7 +57,8 @@ struct pl_producer_options {
 
 /* Connect to perflinkd. -ENOENT or -ECONNREFUSED: no daemon runs; -EACCES:
  * not allowed (root, perflinkd's user and its control group are);
- * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why). */
+ * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why);
+ * -ETIMEDOUT: the daemon did not answer within 2 s (stopped or stuck). */
 PERFLINK_API int pl_producer_open(struct pl_producer **out,
 				  const struct pl_producer_options *opt);
 PERFLINK_API void pl_producer_close(struct pl_producer *p);

@@ -60,8 +60,8 @@ for _ in $(seq 100); do
 done
 check "the host connected: link up" 'status | grep -q "\"state\":\"up\""'
 
-"$producer" --socket "$d/producers" --frames $frames --bytes 65536 --fps 30 \
-	--wait-replies 10 >"$d/producer.out" 2>&1
+PERFLINK_SOCKET="$d/producers" "$producer" --socket "$d/producers" --frames $frames \
+	--bytes 65536 --fps 30 --wait-replies 10 --pipeline >"$d/producer.out" 2>&1
 prc=$?
 check "the producer got every frame's echo back: $(cat "$d/producer.out")" \
 	"[ $prc -eq 0 ] && grep -q 'replies $frames bad_replies 0' '$d/producer.out'"
@@ -96,6 +96,11 @@ check "the sampler's windows reached the host, report and folded stacks" \
 	'grep -q "\"report\":\".*hot_a" "$d/host/telemetry/render_window.jsonl" &&
 	 grep -q "\"folded\":\".*hot_a [0-9]" "$d/host/telemetry/render_window.jsonl"'
 check "link diagnostics reached the host" '[ -s "$d/host/telemetry/link_diag.jsonl" ]'
+# a 2 s run is shorter than a pipeline period: its summary is the one made at exit
+published=$(sed -n 's/.*"published_frames":\([0-9]*\).*/\1/p' "$d/host/telemetry/pipeline.jsonl" 2>/dev/null |
+	awk '{n += $1} END {print n + 0}')
+check "the producer's pipeline summary reached the host: $published of $frames frames" \
+	"[ '$published' -eq $frames ]"
 check "summary.json counts the producer's $frames frames" \
 	"grep -q '\"frames\": *$frames[,}]' '$d/host/summary.json'"
 check "summary.json has the round-trip percentiles" \
@@ -104,8 +109,8 @@ rows=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | wc -l)
 rtts=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | awk -F, '$7 != ""' | wc -l)
 check "frames.csv: $rows frames, $rtts with the device's round trip" \
 	"[ $rows -eq $frames ] && [ $rtts -eq $frames ]"
-check "perflinkd's collector saw the three producers" \
-	"echo '$st' | grep -q '\"accepted\":3'"
+check "perflinkd's collector saw the four producers (the pipeline's own)" \
+	"echo '$st' | grep -q '\"accepted\":4'"
 check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
 
 if [ $failed -ne 0 ]; then

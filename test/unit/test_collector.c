@@ -305,6 +305,35 @@ static void test_hostile(void)
 	pl_producer_close(good);
 }
 
+/* A "daemon" whose socket takes connections (the kernel's backlog) but
+ * never answers: opening gives up after the 2 s the library allows. */
+static void test_silent_daemon(const char *dir)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct pl_producer_options o = { .frame_bytes = 4096 };
+	struct pl_producer *p = NULL;
+	struct timespec t0, t1;
+	double s;
+	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ret;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/silent", dir);
+	o.socket_path = sun.sun_path;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(lfd, 4) < 0) {
+		TAP_OK(0, "a silent socket to open against");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = pl_producer_open(&p, &o);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	TAP_OK(ret == -ETIMEDOUT && s > 1.5 && s < 4,
+	       "a daemon that never answers: -ETIMEDOUT after %.1f s, not a hang (got %d)", s, ret);
+	if (ret == 0)
+		pl_producer_close(p);
+	close(lfd);
+	unlink(sun.sun_path);
+}
+
 int main(void)
 {
 	static const struct pl_collector_sink sink = { sink_frame, sink_line };
@@ -334,6 +363,7 @@ int main(void)
 	}
 	test_frames_and_replies();
 	test_hostile();
+	test_silent_daemon(dir);
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
 	pl__collector_close(collector);
