@@ -40,23 +40,6 @@ static void force(const char *names)
 	pl__probe_reset();
 }
 
-struct lines {
-	char *text;
-	size_t len;
-};
-
-static void on_line(void *ctx, const char *line)
-{
-	struct lines *c = ctx;
-	size_t n = strlen(line);
-
-	c->text = realloc(c->text, c->len + n + 1);
-	if (!c->text)
-		abort();
-	memcpy(c->text + c->len, line, n + 1);
-	c->len += n;
-}
-
 /* PSS of the captured process, summed here from its smaps. */
 static uint64_t smaps_pss_kb(const char *path)
 {
@@ -70,7 +53,7 @@ static uint64_t smaps_pss_kb(const char *path)
 
 /* One tick of the resource sampler on the 6.18 tree; the sample's line. */
 static int pss_tick(const char *root, const char *pid, const char *forced,
-		    struct jl_lines *out, struct lines *cap)
+		    struct jl_lines *out, struct jl_capture *cap)
 {
 	struct pl_resources_config cfg;
 	struct pl_resources *r = NULL;
@@ -84,7 +67,7 @@ static int pss_tick(const char *root, const char *pid, const char *forced,
 	cfg.proc_root = strdup(root);
 	cfg.pids = strdup(pid);
 	cfg.pss_interval_s = 10;
-	cfg.on_line = on_line;
+	cfg.on_line = jl_capture_line;
 	cfg.on_line_ctx = cap;
 	memset(cap, 0, sizeof(*cap));
 	err = pl__resources_open(&r, &cfg);
@@ -101,7 +84,7 @@ static void test_smaps_rollup(void)
 {
 	struct stderr_capture c;
 	struct jl_lines l;
-	struct lines cap;
+	struct jl_capture cap;
 	const char *log;
 	uint64_t want = smaps_pss_kb(FIX "live-6.18-tree/11915/smaps");
 	int err;

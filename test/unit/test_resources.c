@@ -17,27 +17,8 @@
 
 #define FIX PL_FIXTURES "/proc/"
 
-struct capture {
-	char *text;
-	size_t len;
-	unsigned lines;
-};
-
-static void on_line(void *ctx, const char *line)
-{
-	struct capture *c = ctx;
-	size_t n = strlen(line);
-
-	c->text = realloc(c->text, c->len + n + 1);
-	if (!c->text)
-		abort();
-	memcpy(c->text + c->len, line, n + 1);
-	c->len += n;
-	c->lines++;
-}
-
 static struct pl_resources *open_at(const char *root, const char *pids, const char *names,
-				    double pss_s, struct capture *cap, int *err_out)
+				    double pss_s, struct jl_capture *cap, int *err_out)
 {
 	struct pl_resources_config cfg;
 	struct pl_resources *r = NULL;
@@ -51,7 +32,7 @@ static struct pl_resources *open_at(const char *root, const char *pids, const ch
 	cfg.pids = pids ? strdup(pids) : NULL;
 	cfg.names = names ? strdup(names) : NULL;
 	cfg.pss_interval_s = pss_s;
-	cfg.on_line = on_line;
+	cfg.on_line = jl_capture_line;
 	cfg.on_line_ctx = cap;
 	memset(cap, 0, sizeof(*cap));
 	err = pl__resources_open(&r, &cfg);
@@ -62,7 +43,7 @@ static struct pl_resources *open_at(const char *root, const char *pids, const ch
 }
 
 /* Take n ticks and parse everything written so far. */
-static void ticks(struct pl_resources *r, int n, struct capture *cap, struct jl_lines *out)
+static void ticks(struct pl_resources *r, int n, struct jl_capture *cap, struct jl_lines *out)
 {
 	int i;
 
@@ -74,7 +55,7 @@ static void ticks(struct pl_resources *r, int n, struct capture *cap, struct jl_
 
 static void test_agnos49(void)
 {
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_lines l;
 	struct pl_resources *r = open_at(FIX "agnos-4.9", "1234,1250", NULL, 10, &cap, NULL);
 	const struct jl_doc *h, *s;
@@ -158,7 +139,7 @@ static void test_agnos49(void)
 
 static void test_old310(void)
 {
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_lines l;
 	struct pl_resources *r = open_at(FIX "old-3.10/tree", "1234", NULL, 10, &cap, NULL);
 	const struct jl_doc *h, *s;
@@ -198,7 +179,7 @@ static void test_old310(void)
 
 static void test_live_capture(void)
 {
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_lines l;
 	struct pl_resources *r = open_at(FIX "live-6.18-tree", NULL, "capture", 10, &cap, NULL);
 	const struct jl_doc *h, *s;
@@ -257,7 +238,7 @@ static void test_live_capture(void)
 
 static void test_bad_config(void)
 {
-	struct capture cap;
+	struct jl_capture cap;
 	int err = 0;
 
 	TAP_OK(!open_at(FIX "agnos-4.9", "12x", NULL, 10, &cap, &err) && err == -EINVAL,
@@ -316,7 +297,7 @@ static int fault_fn(void *ctx, int pid, int tid, const char *file)
 	return f->err;
 }
 
-static struct jl_doc *fault_tick(struct fault *f, struct jl_lines *l, struct capture *cap,
+static struct jl_doc *fault_tick(struct fault *f, struct jl_lines *l, struct jl_capture *cap,
 				 struct pl_resources **rp)
 {
 	struct pl_resources *r = open_at(FIX "agnos-4.9", "1234,1250", NULL, 10, cap, NULL);
@@ -329,7 +310,7 @@ static struct jl_doc *fault_tick(struct fault *f, struct jl_lines *l, struct cap
 	return l->n >= 2 ? &l->doc[1] : NULL;
 }
 
-static void fault_done(struct jl_lines *l, struct capture *cap, struct pl_resources *r)
+static void fault_done(struct jl_lines *l, struct jl_capture *cap, struct pl_resources *r)
 {
 	jl_lines_free(l);
 	pl__resources_close(r);
@@ -340,7 +321,7 @@ static void test_faults(void)
 {
 	struct pl_resources_stats st;
 	struct pl_resources *r;
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_lines l;
 	struct jl_doc *s;
 
@@ -457,7 +438,7 @@ static void test_fixture_pid_reuse(void)
 	char dir[] = "/tmp/pl-res-XXXXXX", cmd[512], path[600];
 	struct pl_resources_stats st;
 	struct pl_resources *r;
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_lines l;
 	const struct jl_doc *s;
 
@@ -558,7 +539,7 @@ static void test_output_file(void)
  * the same as with kept fds. */
 static void test_fd_budget(void)
 {
-	struct capture cap_kept, cap_once;
+	struct jl_capture cap_kept, cap_once;
 	struct jl_lines kept, once;
 	struct pl_resources_stats st;
 	struct pl_resources *a = open_at(FIX "agnos-4.9", NULL, "camerad,loggerd", 10, &cap_kept,

@@ -226,4 +226,25 @@ static inline void jl_lines_free(struct jl_lines *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* The sampler's lines as it hands them to its on_line callback, collected
+ * into one string (set cfg.on_line = jl_capture_line, on_line_ctx = &cap). */
+struct jl_capture {
+	char *text;
+	size_t len;
+	unsigned lines;
+};
+
+static inline void jl_capture_line(void *ctx, const char *line)
+{
+	struct jl_capture *c = ctx;
+	size_t n = strlen(line);
+
+	c->text = realloc(c->text, c->len + n + 1);
+	if (!c->text)
+		abort();
+	memcpy(c->text + c->len, line, n + 1);
+	c->len += n;
+	c->lines++;
+}
+
 #endif

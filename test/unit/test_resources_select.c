@@ -16,25 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct capture {
-	char *text;
-	size_t len;
-};
-
-static void on_line(void *ctx, const char *line)
-{
-	struct capture *c = ctx;
-	size_t n = strlen(line);
-
-	c->text = realloc(c->text, c->len + n + 1);
-	if (!c->text)
-		abort();
-	memcpy(c->text + c->len, line, n + 1);
-	c->len += n;
-}
-
 static struct pl_resources *open_live(const char *pids, const char *names, double pss_s,
-				      struct capture *cap)
+				      struct jl_capture *cap)
 {
 	struct pl_resources_config cfg;
 	struct pl_resources *r = NULL;
@@ -45,7 +28,7 @@ static struct pl_resources *open_live(const char *pids, const char *names, doubl
 	cfg.pids = pids ? strdup(pids) : NULL;
 	cfg.names = names ? strdup(names) : NULL;
 	cfg.pss_interval_s = pss_s;
-	cfg.on_line = on_line;
+	cfg.on_line = jl_capture_line;
 	cfg.on_line_ctx = cap;
 	memset(cap, 0, sizeof(*cap));
 	if (pl__resources_open(&r, &cfg) < 0)
@@ -55,7 +38,7 @@ static struct pl_resources *open_live(const char *pids, const char *names, doubl
 }
 
 /* Tick once and parse the line it wrote into *doc. */
-static bool tick_doc(struct pl_resources *r, struct capture *cap, struct jl_doc *doc)
+static bool tick_doc(struct pl_resources *r, struct jl_capture *cap, struct jl_doc *doc)
 {
 	const char *last;
 	size_t before = cap->len;
@@ -178,7 +161,7 @@ static bool wait_gone(pid_t pid)
 static void test_tree(void)
 {
 	struct pl_resources *r;
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_doc d;
 	pid_t root, child, grandchild, late = -1, other;
 
@@ -273,7 +256,7 @@ static void named_wait(int which)
 static void test_pid_reuse(void)
 {
 	struct pl_resources *r;
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_doc d;
 	char pids[16];
 	pid_t x, y;
@@ -353,7 +336,7 @@ static void rename_later(int arg)
 static void test_names_rename(void)
 {
 	struct pl_resources *r;
-	struct capture cap;
+	struct jl_capture cap;
 	struct jl_doc d;
 	pid_t p;
 
@@ -392,7 +375,7 @@ static void test_other_user(void)
 	pid = fork();
 	if (pid == 0) {
 		struct pl_resources *r;
-		struct capture cap;
+		struct jl_capture cap;
 		struct jl_doc d;
 		char pids[16];
 		int bad = 0;
