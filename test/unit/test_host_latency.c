@@ -1,7 +1,7 @@
 /* The host's latency table and summary: round trips matched to frames by
  * id, one-way latency through the clock offset, nearest-rank percentiles
  * on known data, frames.csv cells, bounded memory, and 1M frames. */
-#include "json_reader.h"
+#include "json_find.h"
 #include "latency_table.h"
 #include "summary.h"
 #include "tap.h"
@@ -12,33 +12,13 @@
 
 #define MS 1000000ull
 
-struct found {
-	char want[64];
-	char value[128];
-	int hits;
-};
-
-static void find_cb(void *ctx, const char *path, enum pl_json_kind kind, const char *value)
-{
-	struct found *f = ctx;
-
-	(void)kind;
-	if (strcmp(path, f->want) == 0) {
-		snprintf(f->value, sizeof(f->value), "%s", value);
-		f->hits++;
-	}
-}
-
 /* The value at path in a JSON document, as text ("" when absent). */
 static const char *json_at(const char *doc, const char *path)
 {
-	static struct found f;
+	static struct json_found f;
 
-	memset(&f, 0, sizeof(f));
-	snprintf(f.want, sizeof(f.want), "%s", path);
-	if (pl__json_walk(doc, strlen(doc), find_cb, &f) < 0 || f.hits != 1)
-		return "";
-	return f.value;
+	f = json_find(doc, path);
+	return f.hits == 1 ? f.value : "";
 }
 
 static int near(double a, double b)

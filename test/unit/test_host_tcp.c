@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "fake_device.h"
 #include "json_reader.h"
+#include "json_find.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -184,35 +185,9 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
-struct found {
-	const char *want;
-	char value[128];
-	int hits;
-};
-
-static void find_cb(void *ctx, const char *path, enum pl_json_kind kind, const char *value)
-{
-	struct found *f = ctx;
-
-	(void)kind;
-	if (strcmp(path, f->want) == 0) {
-		snprintf(f->value, sizeof(f->value), "%s", value);
-		f->hits++;
-	}
-}
-
-static struct found json_get(const char *doc, const char *path)
-{
-	struct found f = { .want = path };
-
-	if (!doc || pl__json_walk(doc, strlen(doc), find_cb, &f) < 0)
-		f.hits = 0;
-	return f;
-}
-
 static double json_num(const char *doc, const char *path)
 {
-	struct found f = json_get(doc, path);
+	struct json_found f = json_find(doc, path);
 
 	return f.hits == 1 ? strtod(f.value, NULL) : NAN;
 }
@@ -338,14 +313,14 @@ out:
 			max_rtt = reply_dev[f] - send_dev[f];
 	snprintf(path, sizeof(path), "%s/out/summary.json", dir);
 	summary = slurp(path);
-	TAP_OK(summary && json_get(summary, "frames").hits == 1, "summary.json written and valid");
-	TAP_OK(json_num(summary, "frames") == FRAMES, "frames %s", json_get(summary, "frames").value);
-	TAP_EQ_STR(json_get(summary, "latency_source").value, "device_round_trip",
+	TAP_OK(summary && json_find(summary, "frames").hits == 1, "summary.json written and valid");
+	TAP_OK(json_num(summary, "frames") == FRAMES, "frames %s", json_find(summary, "frames").value);
+	TAP_EQ_STR(json_find(summary, "latency_source").value, "device_round_trip",
 		   "latency from the device's round trips");
 	TAP_OK(json_num(summary, "latency_frames") == FRAMES, "for every frame");
 	TAP_OK(fabs(json_num(summary, "max_ms") - (double)max_rtt / 1e6) < 0.0011,
 	       "max_ms is the largest round trip the device reported (%s vs %.4f)",
-	       json_get(summary, "max_ms").value, (double)max_rtt / 1e6);
+	       json_find(summary, "max_ms").value, (double)max_rtt / 1e6);
 	TAP_OK(json_num(summary, "p50_ms") <= json_num(summary, "p99_ms") &&
 		       json_num(summary, "p99_ms") <= json_num(summary, "p999_ms") &&
 		       json_num(summary, "p999_ms") <= json_num(summary, "max_ms"),
@@ -443,7 +418,7 @@ static void run_refused_then_term(void)
 	snprintf(path, sizeof(path), "%s/summary.json", out);
 	summary = slurp(path);
 	TAP_OK(json_num(summary, "frames") == 5, "SIGTERM: summary.json written with the 5 frames");
-	TAP_EQ_STR(json_get(summary, "latency_source").value, "one_way",
+	TAP_EQ_STR(json_find(summary, "latency_source").value, "one_way",
 		   "without the device's round trips the latency is one way");
 	free(summary);
 	snprintf(path, sizeof(path), "%s/frames.csv", out);
@@ -500,9 +475,9 @@ out:
 	summary = slurp(path);
 	TAP_EQ_U64(c.bad_replies, 0, "every reply that arrived is its frame's echo");
 	TAP_OK(json_num(summary, "reply_drops") > 0, "replies beyond the buffer were dropped (%s)",
-	       json_get(summary, "reply_drops").value);
+	       json_find(summary, "reply_drops").value);
 	TAP_OK(json_num(summary, "replies") == (double)c.replies,
-	       "the host's replies (%s) all arrived (%llu)", json_get(summary, "replies").value,
+	       "the host's replies (%s) all arrived (%llu)", json_find(summary, "replies").value,
 	       (unsigned long long)c.replies);
 	TAP_OK(json_num(summary, "replies") + json_num(summary, "reply_drops") == BIG_FRAMES,
 	       "replies + drops = frames");
