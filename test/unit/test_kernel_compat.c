@@ -7,6 +7,7 @@
 #include "log.h"
 #include "probe.h"
 #include "stderr_capture.h"
+#include "probe_force.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -18,15 +19,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void force(const char *names)
-{
-	if (names)
-		setenv("PERFLINK_PROBE_FAIL", names, 1);
-	else
-		unsetenv("PERFLINK_PROBE_FAIL");
-	pl__probe_reset();
-}
 
 /* Two mappings of fd see each other's writes: what a ring needs. */
 static int shares_pages(int fd, size_t size)
@@ -67,7 +59,7 @@ static void test_shm(void)
 	int fd, fd2;
 	const char *out;
 
-	force(NULL);
+	probe_force(NULL);
 	fd = pl__shm_fd_create("ring", size);
 	TAP_OK(fd >= 0, "shm fd with the kernel's memfd (%d)", fd);
 	if (fd >= 0) {
@@ -82,7 +74,7 @@ static void test_shm(void)
 		close(fd);
 	}
 
-	force("memfd");
+	probe_force("memfd");
 	capture_begin(&cap);
 	fd = pl__shm_fd_create("ring/../x", size);
 	fd2 = pl__shm_fd_create("ring", 4096);
@@ -109,7 +101,7 @@ static void test_shm(void)
 	/* No tmpfs: $TMPDIR serves when /dev/shm is missing or full; here
 	 * only checked to be used when /dev/shm fails, so point TMPDIR at a
 	 * folder that does not exist and see /dev/shm or /tmp take over. */
-	force("memfd");
+	probe_force("memfd");
 	setenv("TMPDIR", "/nonexistent-perflink-dir", 1);
 	capture_begin(&cap);
 	fd = pl__shm_fd_create("t", 4096);
@@ -123,7 +115,7 @@ static void test_shm(void)
 	 * sparse file that tmpfs allows. */
 	if ((uintmax_t)SIZE_MAX > (uintmax_t)INT64_MAX) {
 		errno = 1234;
-		force(NULL);
+		probe_force(NULL);
 		fd = pl__shm_fd_create("big", SIZE_MAX);
 		TAP_OK(fd == -EFBIG, "a size past off_t is -EFBIG (%d)", fd);
 		TAP_EQ_U64(errno, 1234, "errno left alone");
@@ -143,7 +135,7 @@ static void test_eventfd(void)
 	const char *out;
 
 	for (int forced = 0; forced < 2; forced++) {
-		force(forced ? "eventfd_flags" : NULL);
+		probe_force(forced ? "eventfd_flags" : NULL);
 		capture_begin(&cap);
 		fd = pl__eventfd_create(3);
 		fd2 = pl__eventfd_create(0);
@@ -176,7 +168,7 @@ static void test_registry(void)
 	struct stderr_capture cap;
 	const char *out;
 
-	force(" psi ,bogus,, delayacct,ffs_aio,smaps_rollup ");
+	probe_force(" psi ,bogus,, delayacct,ffs_aio,smaps_rollup ");
 	capture_begin(&cap);
 	TAP_OK(pl__probe_forced(PL_PROBE_PSI) && pl__probe_forced(PL_PROBE_DELAYACCT) &&
 		       pl__probe_forced(PL_PROBE_FFS_AIO) && pl__probe_forced(PL_PROBE_SMAPS_ROLLUP),
@@ -188,7 +180,7 @@ static void test_registry(void)
 	TAP_OK(!pl__probe_forced((enum pl_probe)PL_PROBE_COUNT), "out of range is not forced");
 	TAP_EQ_STR(pl__probe_name((enum pl_probe)99), "?", "out of range has no name");
 
-	force("");
+	probe_force("");
 	TAP_OK(pl__probe_state(PL_PROBE_PSI) == PL_PROBE_UNKNOWN, "unknown before any probe");
 	capture_begin(&cap);
 	TAP_OK(pl__probe_absent(PL_PROBE_PSI, true, "gone %d", 1), "first report logs");
@@ -207,7 +199,7 @@ static void test_registry(void)
 
 		memset(longer, 'x', sizeof(longer) - 1);
 		longer[sizeof(longer) - 1] = '\0';
-		force("ffs_aio");
+		probe_force("ffs_aio");
 		capture_begin(&cap);
 		pl__probe_absent(PL_PROBE_FFS_AIO, false, "%s", longer);
 		capture_end(&cap);
@@ -223,6 +215,6 @@ int main(void)
 	test_registry();
 	test_shm();
 	test_eventfd();
-	force(NULL);
+	probe_force(NULL);
 	return tap_done();
 }

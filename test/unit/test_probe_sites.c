@@ -18,6 +18,7 @@
 #include "probe.h"
 #include "resources.h"
 #include "stderr_capture.h"
+#include "probe_force.h"
 #include "tap.h"
 #include "test_resources_jsonl.h"
 #include "test_tracer_tree.h"
@@ -30,15 +31,6 @@
 #define FIX PL_FIXTURES "/proc/"
 
 static char base[256];
-
-static void force(const char *names)
-{
-	if (names)
-		setenv("PERFLINK_PROBE_FAIL", names, 1);
-	else
-		unsetenv("PERFLINK_PROBE_FAIL");
-	pl__probe_reset();
-}
 
 /* PSS of the captured process, summed here from its smaps. */
 static uint64_t smaps_pss_kb(const char *path)
@@ -59,7 +51,7 @@ static int pss_tick(const char *root, const char *pid, const char *forced,
 	struct pl_resources *r = NULL;
 	int err;
 
-	force(forced);
+	probe_force(forced);
 	pl__resources_config_init(&cfg);
 	free(cfg.out_path);
 	cfg.out_path = strdup("");
@@ -188,14 +180,14 @@ static void test_psi(void)
 	psi_tree(root);
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	force(NULL);
+	probe_force(NULL);
 	pl__tsys_init(&s, "vda");
 	pl__tsys_read(&s, rootfd, false, &smp);
 	TAP_OK(smp.have_psi_io && smp.psi_io.some.total_us == 100 && smp.procs_blocked == -1,
 	       "with PSI: pressure/io read, procs_blocked not needed");
 	pl__tsys_free(&s);
 
-	force("psi");
+	probe_force("psi");
 	capture_begin(&c);
 	pl__tsys_init(&s, "vda");
 	pl__tsys_read(&s, rootfd, false, &smp);
@@ -225,7 +217,7 @@ static void test_psi(void)
 	snprintf(ev, sizeof(ev), "%s/nopsi/pressure", base);
 	tree_rm(ev);
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	force(NULL);
+	probe_force(NULL);
 	capture_begin(&c);
 	pl__tsys_init(&s, "vda");
 	pl__tsys_read(&s, rootfd, false, &smp);
@@ -280,11 +272,11 @@ static void test_delayacct(void)
 	psi_tree(root);
 	snprintf(sysctl, sizeof(sysctl), "%s/sys/kernel/task_delayacct", root);
 
-	force(NULL);
+	probe_force(NULL);
 	row = blkio_row(root, "da-on", false, &log);
 	TAP_EQ_STR(row, "controlsd,100,S,10,8,70,0,0,,,,,,,", "delays counted: 70 ms of block I/O");
 
-	force("delayacct");
+	probe_force("delayacct");
 	row = blkio_row(root, "da-forced", false, &log);
 	TAP_EQ_STR(row, "controlsd,100,S,10,8,0,0,0,,,,,,,",
 		   "delayacct forced absent: the row is there, its block-I/O delay 0");
@@ -310,7 +302,7 @@ static void test_aio(void)
 	int err, err_rx, err_real;
 
 	pl__aio_tx_config_default(&cfg);
-	force(NULL);
+	probe_force(NULL);
 	capture_begin(&c);
 	err_real = pl__aio_tx_open(&tx, &cfg);
 	log = capture_end(&c);
@@ -324,7 +316,7 @@ static void test_aio(void)
 		TAP_EQ_U64(count_of(log, "ffs_aio: native AIO is unavailable"), 1, "said plainly");
 	}
 
-	force("ffs_aio");
+	probe_force("ffs_aio");
 	capture_begin(&c);
 	err = pl__aio_tx_open(&tx, &cfg);
 	err_rx = pl__aio_rx_open(&rx, 4, 4096, NULL, NULL);
@@ -341,7 +333,7 @@ static void test_aio(void)
 	if (err_real == 0) {
 		int fl;
 
-		force("eventfd_flags");
+		probe_force("eventfd_flags");
 		capture_begin(&c);
 		err = pl__aio_tx_open(&tx, &cfg);
 		log = capture_end(&c);
@@ -371,7 +363,7 @@ int main(void)
 	test_psi();
 	test_delayacct();
 	test_aio();
-	force(NULL);
+	probe_force(NULL);
 	tree_rm(base);
 	return tap_done();
 }
