@@ -19,17 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-n = 0
-failed = 0
+from tap import done, ok
 
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
-    sys.stdout.flush()
 
 
 def run(runner, exe, args, env):
@@ -121,8 +112,7 @@ def main():
         for p in probes:
             path, _, kind = p.partition(":")
             check_probe(lib, fionread, tcgets, nm, path, kind == "time64", runner, tmp)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == "__main__":

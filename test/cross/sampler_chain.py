@@ -20,18 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+from tap import done, ok, skip
+
 CHAIN = ";".join("chain_%d" % i for i in range(1, 7))
-n = 0
-failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    if not cond:
-        failed += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
-    sys.stdout.flush()
 
 
 def main():
@@ -106,12 +97,8 @@ def main():
             if need > 0:
                 ok(pct >= need, "%s in %.1f%% of samples (at least %g%%)" % (what, pct, need))
             else:
-                global n
-                n += 1
-                print("ok %d # SKIP %s in %.1f%% of samples: not expected of this build"
-                      % (n, what, pct))
-    print("1..%d" % n)
-    return 1 if failed else 0
+                skip("%s in %.1f%% of samples: not expected of this build" % (what, pct))
+    return done()
 
 
 if __name__ == "__main__":
