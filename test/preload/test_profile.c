@@ -477,10 +477,20 @@ static void test_dormant(void)
 }
 
 /* A library preloaded after the shim runs its constructor first, and its
- * calls reach the shim's hooks before the shim's constructor ran. */
+ * calls reach the shim's hooks before the shim's constructor ran.
+ *
+ * A report is written when the 25th frame completes, by the reporter thread,
+ * which collects whatever was counted by the time it runs: so the run must
+ * end on that frame for the count to be exact. Under glibc the early
+ * library's 5 calls are not counted, and the target makes the 25 frames;
+ * under musl they are, and the target makes the other 20. */
 static void test_before_constructor(void)
 {
+#ifdef __GLIBC__
 	char *argv[] = { (char *)workload, "peek", "25", NULL };
+#else
+	char *argv[] = { (char *)workload, "peek", "20", NULL };
+#endif
 	char both[700];
 	const char *extra[] = { both, NULL };
 	struct h_reports rs;
@@ -500,7 +510,7 @@ static void test_before_constructor(void)
 #else
 	/* musl's loader runs the preloaded constructors in load order: the
 	 * shim is set up before the early library's calls, which count */
-	TAP_EQ_U64(h_stage_u64(h_last(&rs, 0), "pipe_peek", "calls"), 30,
+	TAP_EQ_U64(h_stage_u64(h_last(&rs, 0), "pipe_peek", "calls"), 25,
 		   "early (musl: the shim's constructor ran first): counted as well");
 #endif
 	h_reports_free(&rs);
