@@ -9,7 +9,8 @@
  *                   [--out-reads 8]
  *
  * --hash 1 computes the XXH3-64 of every byte before it is submitted, as the
- * link must for its wire checksum: under emulation the rig's "cable" is
+ * link must for its wire checksum, with the build the link would choose
+ * (common/payload_hash.c; PERFLINK_HASH_IMPL names one): under emulation the rig's "cable" is
  * the same two CPUs, so that cost shows in the throughput, and this run
  * separates it from the link's framing and scheduling. --msg-chunks sets how
  * many requests go in one io_submit (48: a 393,216-byte frame) and --zlp 1
@@ -29,9 +30,8 @@
 #include "link_aio_tx.h"
 #include "link_ffs.h"
 #include "log.h"
+#include "payload_hash.h"
 #include "wire.h"
-
-#include <xxhash.h>
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,7 +67,7 @@ static void fill(struct bare *b)
 		if (pad)
 			iov[n++] = (struct iovec){ zeros, pad };
 		if (b->hash && pl__aio_tx_room(b->tx) >= payload)
-			b->hashes += XXH3_64bits(b->buf + b->offset, payload);
+			b->hashes += pl__payload_hash(b->buf + b->offset, payload);
 		if (pl__aio_tx_send(b->tx, iov, n, NULL) < 0)
 			return;
 		b->sent += payload;
@@ -165,6 +165,8 @@ int main(int argc, char **argv)
 			out_reads = atoi(argv[i + 1]);
 	}
 	pl__log_init("bare_aio_writer", true, 0);
+	if (b.hash)
+		pl__payload_hash_choose();
 	b.total = (size_t)mib << 20;
 	/* one submit of 16 requests at a time: a "message" of 16 chunks with
 	 * no header, padding or zero-length packet */
@@ -201,13 +203,17 @@ int main(int argc, char **argv)
 	{
 		double secs = (double)(pl__mono_ns() - b.t0) / 1e9;
 
+		struct pl_payload_hash_choice hash = { .name = "none" };
+
+		if (b.hash)
+			pl__payload_hash_describe(&hash);
 		printf("bare_aio chunk %zu msg_chunks %zu zlp %d bytes %zu seconds %.3f MB/s %.1f "
-		       "failed %llu cpu_pct %.1f hash %d (%016llx)\n",
+		       "failed %llu cpu_pct %.1f hash %d (%016llx) hash_impl %s\n",
 		       b.chunk, b.msg_chunks, b.packet_for_zlp, b.sent, secs,
 		       (double)b.sent / 1e6 / secs,
 		       (unsigned long long)tt.failed_requests,
 		       100.0 * (double)pl__process_cpu_ns() / 1e9 / secs, b.hash,
-		       (unsigned long long)b.hashes);
+		       (unsigned long long)b.hashes, hash.name);
 	}
 	pl__ffs_close(ffs);
 	pl__loop_free(loop);

@@ -5,6 +5,7 @@
  * Also used, compiled without exported symbols, by the preload library's
  * reporter, which is a telemetry-only producer. */
 #include "perflink.h"
+#include "payload_hash.h"
 #include "pl_config.h"
 #include "producer_internal.h"
 #include "producer_proto.h"
@@ -146,6 +147,8 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	p->sock = p->to_daemon = p->to_producer = -1;
 	pthread_mutex_init(&p->push_lock, NULL);
 	pthread_mutex_init(&p->reply_lock, NULL);
+	/* the frames' XXH3 build is chosen now, not on the first frame */
+	pl__payload_hash_choose();
 	if ((ret = connect_daemon(path)) < 0)
 		goto fail;
 	p->sock = ret;

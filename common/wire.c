@@ -1,5 +1,6 @@
 /* See wire.h and docs/wire.md. */
 #include "wire.h"
+#include "payload_hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -74,13 +75,13 @@ size_t pl__wire_message_size(uint32_t payload_len, uint32_t pad)
 
 uint64_t pl__wire_payload_hash(const void *payload, size_t len)
 {
-	return XXH3_64bits(payload, len);
+	return pl__payload_hash(payload, len);
 }
 
 void pl__wire_encode_header(uint8_t out[PL_WIRE_HEADER_SIZE], struct pl_wire_header *hdr,
 			    const void *payload)
 {
-	hdr->payload_xxh3 = XXH3_64bits(payload, hdr->payload_len);
+	hdr->payload_xxh3 = pl__payload_hash(payload, hdr->payload_len);
 	pl__wire_encode_header_hashed(out, hdr);
 }
 
@@ -132,7 +133,7 @@ enum pl_wire_error pl__wire_check_body(const struct pl_wire_header *hdr, const u
 
 	if (len < total)
 		return PL_WIRE_BAD_LENGTH;
-	if (XXH3_64bits(msg + PL_WIRE_HEADER_SIZE, hdr->payload_len) != hdr->payload_xxh3)
+	if (pl__payload_hash(msg + PL_WIRE_HEADER_SIZE, hdr->payload_len) != hdr->payload_xxh3)
 		return PL_WIRE_BAD_CHECKSUM;
 	for (i = PL_WIRE_HEADER_SIZE + hdr->payload_len; i < total; i++) {
 		if (msg[i] != 0)

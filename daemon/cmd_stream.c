@@ -17,6 +17,7 @@
 #include "link.h"
 #include "log.h"
 #include "options.h"
+#include "payload_hash.h"
 #include "integrity_payload.h"
 
 #include <openssl/sha.h>
@@ -418,6 +419,8 @@ static int run(int argc, char **argv, bool integrity)
 	s.reply_frame = calloc((size_t)s.opt.frames, sizeof(*s.reply_frame));
 	if (!s.check || !s.send_ns || !s.latency_ms || !s.answer || !s.reply_frame)
 		pl__fatalx("out of memory");
+	/* chosen before the first frame is made, so none pays for it */
+	pl__payload_hash_choose();
 	if (pl__frame_source_start(&s.source, (size_t)s.opt.payload_bytes, (uint64_t)s.opt.frames,
 				   (unsigned)s.opt.make_ahead, make_frame, &s) < 0)
 		pl__fatalx("cannot start making frames");
@@ -538,17 +541,19 @@ static int run(int argc, char **argv, bool integrity)
 	}
 	{
 		const struct timespec cpu = done_cpu;
+		struct pl_payload_hash_choice hash;
 		double elapsed = (double)(done_ns - start) / 1e9;
 
+		pl__payload_hash_describe(&hash);
 		/* hash_pct: of the elapsed time, spent on the payloads' XXH3 */
 		printf("mode %s chunk %zu bytes %llu seconds %.2f cpu_pct %.1f max_submit_us %.0f "
-		       "max_backlog_kb %.0f hash_pct %.1f\n",
+		       "max_backlog_kb %.0f hash_pct %.1f hash_impl %s\n",
 		       s.opt.sync ? "sync" : "aio", s.opt.sync ? (size_t)s.opt.sync_bytes : lc.chunk_bytes,
 		       (unsigned long long)ls.tx.bytes,
 		       elapsed, 100.0 * ((double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9) / elapsed,
 		       (double)ls.tx.max_submit_ns / 1e3, (double)ls.tx.max_backlog_bytes / 1024,
 		       100.0 * (double)(ls.hash_ns + pl__frame_source_hash_ns(s.source)) / 1e9 /
-			       elapsed);
+			       elapsed, hash.name);
 	}
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "json_writer.h"
 #include "log.h"
+#include "payload_hash.h"
 #include "proc_parse.h"
 #include "procfile.h"
 
@@ -508,6 +509,13 @@ int main(int argc, char **argv)
 		pl__log_warnx("not started");
 		close_all(&d);
 		return 1;
+	}
+	if (d.link) {
+		/* chosen now, so that no frame waits for the measurement */
+		char hash[160];
+
+		pl__payload_hash_format(hash, sizeof(hash));
+		pl__log_info("payload hash: %s", hash);
 	}
 	pl__notify("READY=1");
 	pl__log_info("version %s running: tracer %s, resources %s, link %s, control socket %s",

@@ -8,6 +8,7 @@
 #include "latency_table.h"
 #include "log.h"
 #include "options.h"
+#include "payload_hash.h"
 #include "pl_config.h"
 #include "progress.h"
 #include "receiver.h"
@@ -388,6 +389,8 @@ int main(int argc, char **argv)
 	prepare_outputs(&h);
 	pl__device_telemetry_init(&h.dt, &h.table, h.have_files ? &h.files : NULL);
 	pl__progress_init(&h.progress, stdout, isatty(STDOUT_FILENO) == 1);
+	/* chosen before the first message arrives, so none waits for it */
+	pl__payload_hash_choose();
 	open_transport(&h);
 
 	/* no SA_RESTART: the signal ends the wait in poll at once; the first

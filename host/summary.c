@@ -1,6 +1,7 @@
 /* See summary.h. */
 #include "summary.h"
 #include "atomic_file.h"
+#include "payload_hash.h"
 
 #include <errno.h>
 #include <math.h>
@@ -117,6 +118,12 @@ int pl__summary_json(const struct pl_run_summary *s, struct pl_json *j)
 	}
 	pl__json_u64(j, "clock_offset_samples", s->offset_samples);
 	pl__json_str(j, "transport", s->transport);
+	{
+		struct pl_payload_hash_choice hash;
+
+		pl__payload_hash_describe(&hash);
+		pl__json_str(j, "payload_hash", hash.name);
+	}
 	pl__json_u64(j, "connects", s->connects);
 	pl__json_u64(j, "sequence_gaps", s->sequence_gaps);
 	pl__json_u64(j, "lost_messages", s->lost_messages);
