@@ -10,13 +10,21 @@
 # BENCH_FRAMES (perflink-bench --frames) sets the latency runs' length: the
 # p99.9 of 1,000 frames is one frame.
 frames=${BENCH_FRAMES:-1000}
+RUN_ENV=
 # BENCH_ROUNDS (perflink-bench --rounds) sets how many times the maximum-
 # throughput comparison is repeated; BENCH_MAX_ONLY=1 (--max-only) leaves out
-# the latency runs and the single maximum runs
-rounds=${BENCH_ROUNDS:-3}
+# the latency runs and the single maximum runs; BENCH_VARIANTS=1
+# (--variants) adds to each round the runs that split the link's cost
+rounds=${BENCH_ROUNDS:-9}
+# Between runs: let the last one's teardown (gadget unbind, process exits)
+# finish before the next starts, so that no run pays for the one before it.
+settle() {
+	sleep 1
+}
 run() {
 	name=$1 mode_args=$2 fps=$3 host_args=$4 extra=$5
-	perflink stream --setup-gadget --frames "$frames" --payload-bytes 393216 --fps "$fps" \
+	# RUN_ENV: variables for this run's device side only
+	env $RUN_ENV perflink stream --setup-gadget --frames "$frames" --payload-bytes 393216 --fps "$fps" \
 		--no-check $mode_args $extra --frames-csv /tmp/frames.csv --timeout 120 >/tmp/device.out 2>&1 &
 	device=$!
 	sampler=
@@ -36,6 +44,7 @@ run() {
 	rc=$?
 	[ -n "$sampler" ] && { kill -TERM $sampler 2>/dev/null; wait $sampler; }
 	echo "BENCH-RUN $name rc=$rc"
+	settle
 	sed "s/^/BENCH-OUT $name /" /tmp/device.out /tmp/host.out
 	sed "s/^/BENCH-FRAMES $name /" /tmp/frames.csv 2>/dev/null
 	sed "s/^/BENCH-RES $name /" /tmp/res.jsonl 2>/dev/null
@@ -54,14 +63,15 @@ if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
 fi
 # The link's maximum against the bare AIO stream, both with a host that only
 # counts bytes (host and device share the VM's two CPUs, so a checking host's
-# own work would slow the device side too), interleaved BENCH_ROUNDS times:
-# under emulation one run of either can be twice as fast as the next, so the
-# benchmark compares medians. The bare stream also runs with the link's
+# own work would slow the device side too), BENCH_ROUNDS times: under
+# emulation one run of either can be a third faster than the next, so the
+# benchmark compares them within each round. With --variants, each round
+# also runs the link with libxxhash's own XXH3 build instead of the one it
+# chooses (common/payload_hash.c), and the bare stream with the link's
 # structure (48 requests per io_submit with a zero-length request after
-# each), with an XXH3 of every byte, with both, and with both plus the
-# link's three-piece messages (header, payload, padding), plus its 8 queued
-# OUT reads, and plus all of that ("as-link": everything the link does but
-# its own code), to tell which costs throughput.
+# each), with an XXH3 of every byte, and with everything the link does but
+# its own code ("as-link": also the three-piece messages and 8 queued OUT
+# reads), to tell which costs throughput.
 bare() {
 	name=$1
 	shift
@@ -70,19 +80,25 @@ bare() {
 	perflink-host --drain --timeout 3 >/tmp/host.out 2>&1
 	wait $writer
 	echo "BENCH-RUN $name rc=$?"
+	settle
 	sed "s/^/BENCH-OUT $name /" /tmp/bare.out /tmp/host.out
 }
+# Rounds alternate the order of the two runs (link first, then bare first),
+# so that whatever the position in a round costs falls on both alike; the
+# comparison is the median over rounds of the ratio within each.
 for round in $(seq "$rounds"); do
-	run "aio8k-max-drain#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
-	# frames made ahead on a thread of their own: here that thread's
-	# hashing takes CPU from the host, which shares the VM
-	run "aio8k-max-drain-ahead3#$round" "--write-chunk 8192 --make-ahead 3" 0 \
-		"--drain --timeout 3" --no-replies
-	bare "bare-aio8k#$round"
+	if [ $((round % 2)) = 1 ]; then
+		run "aio8k-max-drain#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
+		bare "bare-aio8k#$round"
+	else
+		bare "bare-aio8k#$round"
+		run "aio8k-max-drain#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
+	fi
+	[ "${BENCH_VARIANTS:-0}" = 1 ] || continue
+	RUN_ENV=PERFLINK_HASH_IMPL=library
+	run "aio8k-max-drain-libxxh3#$round" "--write-chunk 8192" 0 "--drain --timeout 3" --no-replies
+	RUN_ENV=
 	bare "bare-aio8k-frames-zlp#$round" --msg-chunks 48 --zlp 1
 	bare "bare-aio8k-hash#$round" --hash 1
-	bare "bare-aio8k-frames-zlp-hash#$round" --msg-chunks 48 --zlp 1 --hash 1
-	bare "bare-aio8k-fzh-header#$round" --msg-chunks 48 --zlp 1 --hash 1 --header 1
-	bare "bare-aio8k-fzh-outreads#$round" --msg-chunks 48 --zlp 1 --hash 1 --out-reads 8
 	bare "bare-aio8k-as-link#$round" --msg-chunks 48 --zlp 1 --hash 1 --header 1 --out-reads 8
 done
