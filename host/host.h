@@ -13,8 +13,7 @@
 #include "receiver.h"
 #include "telemetry_files.h"
 
-struct pl_usb_link;
-struct pl_tcp_link;
+struct pl_host_transport;
 
 struct pl_host_options {
 	char *tcp;
@@ -38,8 +37,7 @@ struct pl_host_options {
 };
 
 struct pl_host {
-	struct pl_usb_link *usb; /* one of the two */
-	struct pl_tcp_link *tcp;
+	struct pl_host_transport *link; /* USB or TCP (transport.h) */
 	struct pl_receiver rx;
 	struct pl_latency_table table;
 	struct pl_clock_offset clock;

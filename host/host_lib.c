@@ -9,8 +9,7 @@
 #include "device_telemetry.h"
 #include "log.h"
 #include "receiver.h"
-#include "tcp_link.h"
-#include "usb_link.h"
+#include "transport.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -27,8 +26,7 @@
 #define CLOSE_FLUSH_NS 1000000000ull
 
 struct plh_host {
-	struct pl_usb_link *usb; /* one of the two */
-	struct pl_tcp_link *tcp;
+	struct pl_host_transport *link; /* USB or TCP (transport.h) */
 	struct pl_receiver rx;
 	struct pl_device_telemetry dt;
 	struct pl_clock_offset clock;
@@ -51,12 +49,12 @@ static int link_send(void *ctx, const void *msg, size_t len)
 {
 	struct plh_host *h = ctx;
 
-	return h->tcp ? pl__tcp_link_send(h->tcp, msg, len) : pl__usb_link_send(h->usb, msg, len);
+	return pl__host_transport_send(h->link, msg, len);
 }
 
 static int link_poll(struct plh_host *h, int timeout_ms)
 {
-	return h->tcp ? pl__tcp_link_poll(h->tcp, timeout_ms) : pl__usb_link_poll(h->usb, timeout_ms);
+	return pl__host_transport_poll(h->link, timeout_ms);
 }
 
 static void on_connected(void *ctx, unsigned packet_size)
@@ -142,27 +140,22 @@ static const struct pl_receiver_hooks hooks = {
 
 static int open_transport(struct plh_host *h, const struct plh_options *o)
 {
-	if (o->tcp) {
-		static const struct pl_tcp_link_handlers th = { on_connected, on_disconnected, on_data };
-		struct pl_tcp_link_config cfg = {
-			.address = o->tcp,
-			.retry_ms = TCP_RETRY_MS,
-			.out_limit_bytes = TCP_OUT_LIMIT_BYTES,
-		};
-
-		return pl__tcp_link_open(&h->tcp, &cfg, &th, h);
-	} else {
-		static const struct pl_usb_link_handlers uh = { on_connected, on_disconnected, on_data };
-		struct pl_usb_link_config cfg = {
+	static const struct pl_host_transport_handlers th = { on_connected, on_disconnected,
+							      on_data };
+	struct pl_host_transport_config cfg = {
+		.tcp = o->tcp,
+		.usb = {
 			.vendor_id = o->vid ? o->vid : 0x1d6b,
 			.product_id = o->pid ? o->pid : 0x0104,
 			.serial = o->serial,
 			.depth = USB_DEPTH,
 			.transfer_bytes = USB_TRANSFER_BYTES,
-		};
+		},
+		.tcp_retry_ms = TCP_RETRY_MS,
+		.tcp_out_limit_bytes = TCP_OUT_LIMIT_BYTES,
+	};
 
-		return pl__usb_link_open(&h->usb, &cfg, &uh, h);
-	}
+	return pl__host_transport_open(&h->link, &cfg, &th, h);
 }
 
 static int open_host(struct plh_host **out, const struct plh_options *o)
@@ -228,7 +221,7 @@ static int run(struct plh_host *h, plh_frame_fn fn, void *ctx, int timeout_ms)
 	h->frame_ctx = NULL;
 	h->in_run = false;
 	if (err < 0)
-		return h->tcp ? err : -EIO; /* libusb's codes are not errnos */
+		return pl__host_transport_is_tcp(h->link) ? err : -EIO; /* libusb's are not errnos */
 	now = pl__mono_ns();
 	if (h->connected && now - h->last_ping_ns >= PING_INTERVAL_NS) {
 		pl__receiver_send_ping(&h->rx);
@@ -266,18 +259,12 @@ void plh_get_stats(const struct plh_host *h, struct plh_stats *st)
 	st->malformed = pl__receiver_malformed(r) + h->bad_pongs;
 	st->sequence_gaps = r->sequence_gaps;
 	st->lost_messages = r->lost_messages;
-	if (h->tcp) {
-		struct pl_tcp_link_stats ts;
+	{
+		struct pl_host_transport_stats ts;
 
-		pl__tcp_link_get_stats(h->tcp, &ts);
+		pl__host_transport_get_stats(h->link, &ts);
 		st->connects = ts.connects;
 		st->disconnects = ts.disconnects;
-	} else {
-		struct pl_usb_link_stats us;
-
-		pl__usb_link_get_stats(h->usb, &us);
-		st->connects = us.connects;
-		st->disconnects = us.disconnects;
 	}
 	st->have_clock_offset = pl__clock_offset_best(&h->clock, &st->clock_offset_ns, &rtt);
 	st->clock_offset_rtt_ns = st->have_clock_offset ? rtt : 0;
@@ -286,25 +273,12 @@ void plh_get_stats(const struct plh_host *h, struct plh_stats *st)
 void plh_close(struct plh_host *h)
 {
 	int saved_errno = errno;
-	uint64_t until;
 
 	if (!h)
 		return;
 	h->telemetry_fn = NULL; /* frames and lines that come now are only counted */
-	until = pl__mono_ns() + CLOSE_FLUSH_NS;
-	if (h->tcp) {
-		while (h->connected && pl__tcp_link_pending(h->tcp) && pl__mono_ns() < until)
-			if (pl__tcp_link_poll(h->tcp, 10) < 0)
-				break;
-		pl__tcp_link_close(h->tcp);
-	} else {
-		int i;
-
-		/* bulk OUT transfers complete within a few event rounds */
-		for (i = 0; i < 5 && h->connected; i++)
-			pl__usb_link_poll(h->usb, 20);
-		pl__usb_link_close(h->usb);
-	}
+	pl__host_transport_flush(h->link, CLOSE_FLUSH_NS);
+	pl__host_transport_close(h->link);
 	pl__device_telemetry_free(&h->dt);
 	pl__receiver_free(&h->rx);
 	free(h->line);

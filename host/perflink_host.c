@@ -14,8 +14,7 @@
 #include "receiver.h"
 #include "host.h"
 #include "run_output.h"
-#include "tcp_link.h"
-#include "usb_link.h"
+#include "transport.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -103,12 +102,12 @@ static int link_send(void *ctx, const void *msg, size_t len)
 {
 	struct pl_host *h = ctx;
 
-	return h->tcp ? pl__tcp_link_send(h->tcp, msg, len) : pl__usb_link_send(h->usb, msg, len);
+	return pl__host_transport_send(h->link, msg, len);
 }
 
 static int link_poll(struct pl_host *h, int timeout_ms)
 {
-	return h->tcp ? pl__tcp_link_poll(h->tcp, timeout_ms) : pl__usb_link_poll(h->usb, timeout_ms);
+	return pl__host_transport_poll(h->link, timeout_ms);
 }
 
 static void on_connected(void *ctx, unsigned packet_size)
@@ -118,7 +117,7 @@ static void on_connected(void *ctx, unsigned packet_size)
 	pl__receiver_reset(&h->rx, packet_size);
 	h->connected = true;
 	h->last_ping_ns = 0; /* a first offset sample at once */
-	if (h->usb)
+	if (!opt.tcp)
 		pl__log_info("connected: %u-byte packets", packet_size);
 }
 
@@ -127,7 +126,7 @@ static void on_disconnected(void *ctx)
 	struct pl_host *h = ctx;
 
 	h->connected = false;
-	if (h->usb)
+	if (!opt.tcp)
 		pl__log_info("device gone; waiting for it to come back");
 }
 
@@ -207,29 +206,26 @@ static int parse_reply(enum pl_reply_mode *mode)
 
 static void open_transport(struct pl_host *h)
 {
-	static const struct pl_usb_link_handlers uh = { on_connected, on_disconnected, on_data };
-	static const struct pl_tcp_link_handlers th = { on_connected, on_disconnected, on_data };
+	static const struct pl_host_transport_handlers th = { on_connected, on_disconnected,
+							      on_data };
+	struct pl_host_transport_config tc = {
+		.tcp = opt.tcp,
+		.usb = {
+			.vendor_id = (uint16_t)opt.vendor_id,
+			.product_id = (uint16_t)opt.product_id,
+			.serial = opt.serial,
+			.depth = (unsigned)opt.depth,
+			.transfer_bytes = (size_t)opt.transfer_kib * 1024,
+		},
+		.tcp_retry_ms = TCP_RETRY_MS,
+		.tcp_out_limit_bytes = TCP_OUT_LIMIT_BYTES,
+	};
 
-	if (opt.tcp) {
-		struct pl_tcp_link_config tcfg = {
-			.address = opt.tcp,
-			.retry_ms = TCP_RETRY_MS,
-			.out_limit_bytes = TCP_OUT_LIMIT_BYTES,
-		};
-
-		if (pl__tcp_link_open(&h->tcp, &tcfg, &th, h) < 0)
+	if (pl__host_transport_open(&h->link, &tc, &th, h) < 0) {
+		/* a bad address was said by the TCP transport */
+		if (opt.tcp)
 			exit(2);
-	} else {
-		struct pl_usb_link_config ucfg;
-
-		memset(&ucfg, 0, sizeof(ucfg));
-		ucfg.vendor_id = (uint16_t)opt.vendor_id;
-		ucfg.product_id = (uint16_t)opt.product_id;
-		ucfg.serial = opt.serial;
-		ucfg.depth = (unsigned)opt.depth;
-		ucfg.transfer_bytes = (size_t)opt.transfer_kib * 1024;
-		if (pl__usb_link_open(&h->usb, &ucfg, &uh, h) < 0)
-			pl__fatalx("cannot start libusb");
+		pl__fatalx("cannot start libusb");
 	}
 }
 
@@ -309,17 +305,7 @@ static int run(struct pl_host *h)
 				break;
 	}
 	/* let the last replies go out */
-	if (h->tcp) {
-		uint64_t until = pl__mono_ns() + FLUSH_NS;
-
-		while (h->connected && pl__tcp_link_pending(h->tcp) && pl__mono_ns() < until)
-			link_poll(h, 10);
-	} else {
-		int i;
-
-		for (i = 0; i < 5; i++)
-			link_poll(h, 20);
-	}
+	pl__host_transport_flush(h->link, FLUSH_NS);
 	h->end_ns = pl__mono_ns();
 	return status;
 }
@@ -413,10 +399,7 @@ int main(int argc, char **argv)
 		fclose(h.rx.telemetry_out);
 	if (h.have_files)
 		pl__telemetry_files_close(&h.files);
-	if (h.tcp)
-		pl__tcp_link_close(h.tcp);
-	else
-		pl__usb_link_close(h.usb);
+	pl__host_transport_close(h.link);
 	pl__device_telemetry_free(&h.dt);
 	pl__latency_table_free(&h.table);
 	pl__receiver_free(&h.rx);

@@ -4,8 +4,7 @@
 #include "clock.h"
 #include "log.h"
 #include "summary.h"
-#include "tcp_link.h"
-#include "usb_link.h"
+#include "transport.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,7 +61,7 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 	struct pl_run_summary s = {
 		.table = &h->table,
 		.telemetry = &h->dt,
-		.transport = h->tcp ? "tcp" : "usb",
+		.transport = pl__host_transport_name(h->link),
 		.frames = h->rx.frames,
 		.bytes = h->rx.frame_bytes,
 		.sequence_gaps = h->rx.sequence_gaps,
@@ -80,17 +79,12 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 	};
 	int status = 0, err;
 
-	if (h->tcp) {
-		struct pl_tcp_link_stats ts;
+	{
+		struct pl_host_transport_stats ts;
 
-		pl__tcp_link_get_stats(h->tcp, &ts);
+		pl__host_transport_get_stats(h->link, &ts);
 		s.connects = ts.connects;
 		s.reply_drops = ts.dropped_messages;
-	} else {
-		struct pl_usb_link_stats us;
-
-		pl__usb_link_get_stats(h->usb, &us);
-		s.connects = us.connects;
 	}
 	s.have_offset = pl__clock_offset_best(&h->clock, &s.offset_ns, &s.offset_rtt_ns);
 	print_summary(h, &s);
