@@ -9,6 +9,7 @@
 #include "pl_config.h"
 #include "producer_internal.h"
 #include "producer_proto.h"
+#include "producer_view.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -31,12 +31,7 @@
 
 struct pl_producer {
 	int sock, to_daemon, to_producer;
-	uint8_t *mem;
-	size_t mem_bytes;
-	struct pl_producer_shm *shm;
-	struct pl_shm_ring records, replies;
-	uint32_t slot_count, slot_bytes;
-	uint8_t *slots;
+	struct pl_producer_view view; /* the shared memory perflinkd made */
 	uint32_t id;
 	pthread_mutex_t push_lock;  /* records ring: one pusher at a time */
 	pthread_mutex_t reply_lock; /* replies ring: one popper at a time */
@@ -118,16 +113,6 @@ static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
 	return 0;
 }
 
-/* The daemon's layout must fit the memory it gave. */
-static bool layout_ok(const struct pl_producer_welcome *w, size_t mem_bytes)
-{
-	return w->records_off >= sizeof(struct pl_producer_shm) &&
-	       w->records_off + w->records_cap <= mem_bytes &&
-	       w->replies_off + w->replies_cap <= mem_bytes &&
-	       w->slot_count <= PL_PRODUCER_MAX_SLOTS &&
-	       w->slots_off + (uint64_t)w->slot_count * w->slot_bytes <= mem_bytes;
-}
-
 int pl_producer_open(struct pl_producer **out, const struct pl_producer_options *opt)
 {
 	struct pl_producer_options o = { 0 };
@@ -173,38 +158,19 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 				w.message);
 		goto fail;
 	}
-	p->mem_bytes = w.shm_bytes;
-	if (!layout_ok(&w, p->mem_bytes)) {
-		ret = -EPROTO;
+	/* the layout is checked against the memory before it is used */
+	if ((ret = pl__producer_view_map(&p->view, fds[0], &w)) < 0)
 		goto fail;
-	}
-	p->mem = mmap(NULL, p->mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-	if (p->mem == MAP_FAILED) {
-		ret = -errno;
-		p->mem = NULL;
-		goto fail;
-	}
 	close(fds[0]);
 	fds[0] = -1;
 	p->to_daemon = fds[1];
 	p->to_producer = fds[2];
 	fds[1] = fds[2] = -1;
-	p->shm = (struct pl_producer_shm *)p->mem;
-	if (pl__shm_ring_attach(&p->records, &p->shm->records, p->mem + w.records_off,
-				w.records_cap) < 0 ||
-	    pl__shm_ring_attach(&p->replies, &p->shm->replies, p->mem + w.replies_off,
-				w.replies_cap) < 0) {
-		ret = -EPROTO;
-		goto fail;
-	}
 	p->reply_buf_len = w.replies_cap;
 	if (!(p->reply_buf = malloc(p->reply_buf_len))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	p->slots = p->mem + w.slots_off;
-	p->slot_count = w.slot_count;
-	p->slot_bytes = w.slot_bytes;
 	p->id = w.producer_id;
 	*out = p;
 	return 0;
@@ -220,8 +186,7 @@ void pl_producer_close(struct pl_producer *p)
 {
 	if (!p)
 		return;
-	if (p->mem)
-		munmap(p->mem, p->mem_bytes);
+	pl__producer_view_unmap(&p->view);
 	if (p->sock >= 0)
 		close(p->sock);
 	if (p->to_daemon >= 0)
@@ -248,8 +213,7 @@ void pl__producer_abandon(struct pl_producer *p)
 {
 	if (!p)
 		return;
-	if (p->mem)
-		munmap(p->mem, p->mem_bytes);
+	pl__producer_view_unmap(&p->view);
 	close(p->sock);
 	close(p->to_daemon);
 	close(p->to_producer);
@@ -269,14 +233,14 @@ static void wake_daemon(struct pl_producer *p)
 
 void *pl_frame_begin(struct pl_producer *p, size_t *capacity)
 {
-	for (uint32_t i = 0; i < p->slot_count; i++) {
+	for (uint32_t i = 0; i < p->view.slot_count; i++) {
 		uint32_t expected = PL_SLOT_FREE;
 
-		if (atomic_compare_exchange_strong_explicit(&p->shm->slot_state[i], &expected,
+		if (atomic_compare_exchange_strong_explicit(&p->view.shm->slot_state[i], &expected,
 							    PL_SLOT_WRITING, memory_order_acquire,
 							    memory_order_relaxed)) {
-			*capacity = p->slot_bytes;
-			return p->slots + (size_t)i * p->slot_bytes;
+			*capacity = p->view.slot_bytes;
+			return pl__producer_view_slot(&p->view, i);
 		}
 	}
 	*capacity = 0;
@@ -289,10 +253,10 @@ static int slot_of(const struct pl_producer *p, const void *buf)
 	const uint8_t *b = buf;
 	size_t off;
 
-	if (!p->slot_count || b < p->slots || b >= p->slots + (size_t)p->slot_count * p->slot_bytes)
+	if (!p->view.slot_count || b < p->view.slots || b >= p->view.slots + (size_t)p->view.slot_count * p->view.slot_bytes)
 		return -1;
-	off = (size_t)(b - p->slots);
-	return off % p->slot_bytes ? -1 : (int)(off / p->slot_bytes);
+	off = (size_t)(b - p->view.slots);
+	return off % p->view.slot_bytes ? -1 : (int)(off / p->view.slot_bytes);
 }
 
 int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame_id)
@@ -302,7 +266,7 @@ int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame
 
 	if (slot < 0)
 		return -EINVAL;
-	if (len > p->slot_bytes)
+	if (len > p->view.slot_bytes)
 		return -EMSGSIZE;
 	memset(&rec, 0, sizeof(rec));
 	rec.slot = (uint32_t)slot;
@@ -312,18 +276,18 @@ int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame
 	 * not on perflinkd's path to the link. */
 	rec.flags = PL_FRAME_REC_HASHED;
 	rec.payload_xxh3 = pl__wire_payload_hash(buf, len);
-	atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_READY, memory_order_release);
+	atomic_store_explicit(&p->view.shm->slot_state[slot], PL_SLOT_READY, memory_order_release);
 	pthread_mutex_lock(&p->push_lock);
-	ret = pl__shm_ring_push(&p->records, PL_REC_FRAME, &rec, sizeof(rec), NULL, 0);
+	ret = pl__shm_ring_push(&p->view.records, PL_REC_FRAME, &rec, sizeof(rec), NULL, 0);
 	if (ret < 0)
 		p->frames_lost++;
 	pthread_mutex_unlock(&p->push_lock);
 	if (ret < 0) {
-		atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_FREE,
+		atomic_store_explicit(&p->view.shm->slot_state[slot], PL_SLOT_FREE,
 				      memory_order_release);
 		return -ENOBUFS;
 	}
-	atomic_fetch_add_explicit(&p->shm->frames_committed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->view.shm->frames_committed, 1, memory_order_relaxed);
 	wake_daemon(p);
 	return 0;
 }
@@ -333,7 +297,7 @@ void pl_frame_abort(struct pl_producer *p, void *buf)
 	int slot = slot_of(p, buf);
 
 	if (slot >= 0)
-		atomic_store_explicit(&p->shm->slot_state[slot], PL_SLOT_FREE,
+		atomic_store_explicit(&p->view.shm->slot_state[slot], PL_SLOT_FREE,
 				      memory_order_release);
 }
 
@@ -347,7 +311,7 @@ int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf, size_t c
 	/* reply_buf is as large as the ring: one record always fits. */
 	pthread_mutex_lock(&p->reply_lock);
 	do
-		ret = pl__shm_ring_pop(&p->replies, &kind, rec, p->reply_buf_len, &n);
+		ret = pl__shm_ring_pop(&p->view.replies, &kind, rec, p->reply_buf_len, &n);
 	while (ret == 1 && (kind != PL_REC_REPLY || n < sizeof(uint64_t)));
 	pthread_mutex_unlock(&p->reply_lock);
 	if (ret <= 0)
@@ -380,12 +344,12 @@ int pl_telemetry(struct pl_producer *p, const char *json_lines)
 	if (!len || json_lines[len - 1] != '\n')
 		return -EINVAL;
 	pthread_mutex_lock(&p->push_lock);
-	ret = pl__shm_ring_push(&p->records, PL_REC_TELEMETRY, json_lines, len, NULL, 0);
+	ret = pl__shm_ring_push(&p->view.records, PL_REC_TELEMETRY, json_lines, len, NULL, 0);
 	if (ret < 0)
 		p->telemetry_dropped++;
 	pthread_mutex_unlock(&p->push_lock);
 	if (ret < 0) {
-		atomic_fetch_add_explicit(&p->shm->records_dropped, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->records_dropped, 1, memory_order_relaxed);
 		return ret == -EMSGSIZE ? -EMSGSIZE : -ENOBUFS;
 	}
 	wake_daemon(p);
@@ -395,14 +359,14 @@ int pl_telemetry(struct pl_producer *p, const char *json_lines)
 void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->frames_committed = atomic_load_explicit(&p->shm->frames_committed, memory_order_relaxed);
-	st->frames_sent = atomic_load_explicit(&p->shm->frames_sent, memory_order_relaxed);
-	st->frames_held = atomic_load_explicit(&p->shm->frames_held, memory_order_relaxed);
-	st->frames_not_sent = atomic_load_explicit(&p->shm->frames_not_sent, memory_order_relaxed);
+	st->frames_committed = atomic_load_explicit(&p->view.shm->frames_committed, memory_order_relaxed);
+	st->frames_sent = atomic_load_explicit(&p->view.shm->frames_sent, memory_order_relaxed);
+	st->frames_held = atomic_load_explicit(&p->view.shm->frames_held, memory_order_relaxed);
+	st->frames_not_sent = atomic_load_explicit(&p->view.shm->frames_not_sent, memory_order_relaxed);
 	pthread_mutex_lock(&p->push_lock);
 	st->frames_lost = p->frames_lost;
 	st->telemetry_dropped = p->telemetry_dropped;
 	pthread_mutex_unlock(&p->push_lock);
-	st->replies_dropped = atomic_load_explicit(&p->shm->replies_dropped, memory_order_relaxed);
+	st->replies_dropped = atomic_load_explicit(&p->view.shm->replies_dropped, memory_order_relaxed);
 	st->producer_id = p->id;
 }

@@ -9,6 +9,7 @@
 #include "kernel_compat.h"
 #include "log.h"
 #include "producer_proto.h"
+#include "producer_view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +40,7 @@ struct producer {
 	bool welcomed;
 	uint64_t accepted_ns; /* a producer that never says hello is dropped */
 
-	uint8_t *mem;
-	size_t mem_bytes;
-	struct pl_producer_shm *shm;
-	struct pl_shm_ring records, replies;
-	uint32_t slot_count, slot_bytes;
-	uint8_t *slots;
+	struct pl_producer_view view; /* the shared memory */
 	uint8_t *record_buf; /* a record is copied here before it is looked at */
 	size_t record_buf_len;
 
@@ -79,8 +75,7 @@ static void producer_free(struct producer *p)
 		close(p->to_daemon);
 	if (p->to_producer >= 0)
 		close(p->to_producer);
-	if (p->mem)
-		munmap(p->mem, p->mem_bytes);
+	pl__producer_view_unmap(&p->view);
 	free(p->record_buf);
 	free(p);
 }
@@ -155,31 +150,31 @@ static void handle_frame(struct producer *p, const void *rec, size_t len)
 		return;
 	}
 	memcpy(&fr, rec, sizeof(fr));
-	if (fr.slot >= p->slot_count || fr.len > p->slot_bytes) {
+	if (fr.slot >= p->view.slot_count || fr.len > p->view.slot_bytes) {
 		bad_record(p, "a frame record naming a slot or length out of range");
 		return;
 	}
-	state = atomic_load_explicit(&p->shm->slot_state[fr.slot], memory_order_acquire);
+	state = atomic_load_explicit(&p->view.shm->slot_state[fr.slot], memory_order_acquire);
 	if (state != PL_SLOT_READY) {
 		bad_record(p, "a frame record for a slot that is not ready");
 		return;
 	}
 	p->frames++;
 	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr.frame_id),
-			       p->slots + (size_t)fr.slot * p->slot_bytes, fr.len,
+			       pl__producer_view_slot(&p->view, fr.slot), fr.len,
 			       fr.flags & PL_FRAME_REC_HASHED ? &fr.payload_xxh3 : NULL);
 	if (ret == 0) {
 		p->frames_sent++;
-		atomic_fetch_add_explicit(&p->shm->frames_sent, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->frames_sent, 1, memory_order_relaxed);
 	} else if (ret > 0) {
 		p->frames_held++;
-		atomic_fetch_add_explicit(&p->shm->frames_held, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->frames_held, 1, memory_order_relaxed);
 	} else {
 		p->frames_not_sent++;
-		atomic_fetch_add_explicit(&p->shm->frames_not_sent, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->frames_not_sent, 1, memory_order_relaxed);
 	}
 	/* The link sent or copied the bytes: the slot is the producer's again. */
-	atomic_store_explicit(&p->shm->slot_state[fr.slot], PL_SLOT_FREE, memory_order_release);
+	atomic_store_explicit(&p->view.shm->slot_state[fr.slot], PL_SLOT_FREE, memory_order_release);
 }
 
 /* One or more JSON lines; each must end in '\n' and hold no NUL. */
@@ -216,7 +211,7 @@ static bool drain(struct producer *p)
 	for (n = 0; n < RECORDS_PER_WAKEUP; n++) {
 		uint32_t kind;
 		size_t len;
-		int r = pl__shm_ring_pop(&p->records, &kind, p->record_buf,
+		int r = pl__shm_ring_pop(&p->view.records, &kind, p->record_buf,
 					 p->record_buf_len - 1, &len);
 
 		if (r == 0)
@@ -283,7 +278,7 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint32_t rec_cap = ring_size(h->records_bytes), rep_cap = ring_size(h->replies_bytes);
 	size_t off, total;
-	int fd;
+	int fd, err;
 
 	if (h->slot_count > PL_PRODUCER_MAX_SLOTS ||
 	    (h->slot_count && (h->slot_bytes == 0 || h->slot_bytes > c->cfg.max_frame_bytes))) {
@@ -299,8 +294,11 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 	off += rep_cap;
 	off = align_up(off, page);
 	w->slots_off = off;
-	p->slot_bytes = (uint32_t)align_up(h->slot_bytes, 64);
-	total = align_up(off + (size_t)h->slot_count * p->slot_bytes, page);
+	w->slot_count = h->slot_count;
+	w->slot_bytes = (uint32_t)align_up(h->slot_bytes, 64);
+	w->records_cap = rec_cap;
+	w->replies_cap = rep_cap;
+	total = align_up(off + (size_t)h->slot_count * w->slot_bytes, page);
 	if (total > c->cfg.max_shm_bytes) {
 		snprintf(w->message, sizeof(w->message), "%zu bytes of shared memory asked, at most %zu",
 			 total, c->cfg.max_shm_bytes);
@@ -319,28 +317,15 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 		pl__log_warnx("collector: shared memory cannot be sealed on this kernel (no "
 			      "memfd): a producer that truncates it can crash perflinkd");
 	}
-	p->mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p->mem == MAP_FAILED) {
-		int err = -errno;
-
-		p->mem = NULL;
+	w->shm_bytes = total;
+	if ((err = pl__producer_view_map(&p->view, fd, w)) < 0) {
 		close(fd);
-		snprintf(w->message, sizeof(w->message), "mmap: %s", strerror(-err));
+		snprintf(w->message, sizeof(w->message), "cannot map the shared memory: %s",
+			 strerror(-err));
 		return err;
 	}
-	p->mem_bytes = total;
-	p->shm = (struct pl_producer_shm *)p->mem;
-	p->shm->magic = PL_PRODUCER_MAGIC;
-	p->shm->version = PL_PRODUCER_VERSION;
-	pl__shm_ring_attach(&p->records, &p->shm->records, p->mem + w->records_off, rec_cap);
-	pl__shm_ring_attach(&p->replies, &p->shm->replies, p->mem + w->replies_off, rep_cap);
-	p->slots = p->mem + w->slots_off;
-	p->slot_count = h->slot_count;
-	w->slot_count = p->slot_count;
-	w->slot_bytes = p->slot_bytes;
-	w->records_cap = rec_cap;
-	w->replies_cap = rep_cap;
-	w->shm_bytes = total;
+	p->view.shm->magic = PL_PRODUCER_MAGIC;
+	p->view.shm->version = PL_PRODUCER_VERSION;
 	p->record_buf_len = rec_cap + 1;
 	if (!(p->record_buf = malloc(p->record_buf_len))) {
 		close(fd);
@@ -444,7 +429,7 @@ static void on_hello(struct producer *p)
 	}
 	p->welcomed = true;
 	pl__log_info("collector: producer %u: %s (pid %d), %u frame slots of %u bytes", p->id,
-		     p->name, (int)p->pid, p->slot_count, p->slot_bytes);
+		     p->name, (int)p->pid, p->view.slot_count, p->view.slot_bytes);
 }
 
 static void on_socket(void *ctx, int fd, uint32_t events)
@@ -587,10 +572,10 @@ int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const vo
 
 	if (!p)
 		return -ENOENT;
-	ret = pl__shm_ring_push(&p->replies, PL_REC_REPLY, &id, sizeof(id), payload, len);
+	ret = pl__shm_ring_push(&p->view.replies, PL_REC_REPLY, &id, sizeof(id), payload, len);
 	if (ret < 0) {
 		p->replies_dropped++;
-		atomic_fetch_add_explicit(&p->shm->replies_dropped, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->replies_dropped, 1, memory_order_relaxed);
 		return ret;
 	}
 	p->replies_routed++;
@@ -618,10 +603,10 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 		pl__json_u64(j, "frames_not_sent", p->frames_not_sent);
 		pl__json_u64(j, "telemetry", p->telemetry);
 		pl__json_u64(j, "telemetry_dropped_by_producer",
-			     atomic_load_explicit(&p->shm->records_dropped, memory_order_relaxed));
+			     atomic_load_explicit(&p->view.shm->records_dropped, memory_order_relaxed));
 		pl__json_u64(j, "replies", p->replies_routed);
 		pl__json_u64(j, "replies_dropped", p->replies_dropped);
-		pl__json_u64(j, "bad_records", p->bad_records + p->records.corrupt);
+		pl__json_u64(j, "bad_records", p->bad_records + p->view.records.corrupt);
 		pl__json_end_object(j);
 	}
 	pl__json_end_array(j);
