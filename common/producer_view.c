@@ -6,16 +6,23 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* [off, off + len) inside [min, size), without overflow: the numbers come
+ * from the other process. */
+static bool inside(uint64_t off, uint64_t len, uint64_t min, uint64_t size)
+{
+	return off >= min && off <= size && len <= size - off;
+}
+
 static bool layout_fits(const struct pl_producer_welcome *w)
 {
-	return w->shm_bytes >= sizeof(struct pl_producer_shm) &&
-	       w->records_off >= sizeof(struct pl_producer_shm) &&
-	       w->records_off + w->records_cap <= w->shm_bytes &&
-	       w->replies_off >= sizeof(struct pl_producer_shm) &&
-	       w->replies_off + w->replies_cap <= w->shm_bytes &&
+	uint64_t counters = sizeof(struct pl_producer_shm);
+
+	return w->shm_bytes >= counters && (uint64_t)(size_t)w->shm_bytes == w->shm_bytes &&
+	       inside(w->records_off, w->records_cap, counters, w->shm_bytes) &&
+	       inside(w->replies_off, w->replies_cap, counters, w->shm_bytes) &&
 	       w->slot_count <= PL_PRODUCER_MAX_SLOTS &&
-	       w->slots_off + (uint64_t)w->slot_count * w->slot_bytes <= w->shm_bytes &&
-	       (uint64_t)(size_t)w->shm_bytes == w->shm_bytes;
+	       inside(w->slots_off, (uint64_t)w->slot_count * w->slot_bytes, counters,
+		      w->shm_bytes);
 }
 
 int pl__producer_view_map(struct pl_producer_view *v, int fd,
