@@ -358,20 +358,3 @@ const struct h_report *h_last(const struct h_reports *rs, uint64_t pid)
 	return NULL;
 }
 
-char *h_slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	if (!text || fread(text, 1, (size_t)n, f) != (size_t)n)
-		abort();
-	fclose(f);
-	return text;
-}

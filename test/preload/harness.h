@@ -35,8 +35,7 @@ unsigned h_count(const char *haystack, const char *needle);
 /* A fresh directory under $TMPDIR (or /tmp), its path in out. */
 int h_tempdir(char *out, size_t cap, const char *tag);
 int h_write_file(const char *path, const char *text);
-/* A whole file, NUL-terminated (malloc'd), or NULL when it cannot be read. */
-char *h_slurp(const char *path);
+/* Whole files: test/read_file.h. */
 bool h_exists(const char *path);
 /* Remove a directory and everything under it. */
 void h_rmdir(const char *dir);

@@ -7,6 +7,7 @@
  *
  *   test_sampler RENDERER        (PL_PRELOAD_LIB from the environment) */
 #include "harness.h"
+#include "read_file.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -171,7 +172,7 @@ static void test_shares(void)
 	TAP_OK(!strstr(r.err, "perflink"), "no message from the shim: %s", h_oneline(r.err));
 	h_run_free(&r);
 
-	text = h_slurp(out);
+	text = test_read_file(out);
 	TAP_OK(text != NULL, "report file written at exit");
 	if (!text)
 		return;
@@ -197,7 +198,7 @@ static void test_shares(void)
 	free(text);
 
 	snprintf(folded_path, sizeof(folded_path), "%s.folded", out);
-	folded = h_slurp(folded_path);
+	folded = test_read_file(folded_path);
 	TAP_OK(folded != NULL && folded[0], "folded stacks written next to the report");
 	if (folded) {
 		char *save = NULL, *line;
@@ -262,7 +263,7 @@ static void test_rotation(void)
 		snprintf(p, sizeof(p), "%s%s", out, files[i]);
 		n = file_size(p);
 		TAP_OK(n > 0 && n <= 1024, "rot.txt%s exists within the cap: %ld bytes", files[i], n);
-		text = h_slurp(p);
+		text = test_read_file(p);
 		if (text && i < 2) {
 			struct window w;
 
@@ -314,7 +315,7 @@ static void test_named_thread(void)
 	snprintf(env_out, sizeof(env_out), "PERFLINK_SAMPLE_OUT=%s", out);
 	TAP_OK(run(&r, "1", NULL, env) == 0 && r.status == 0, "renderer runs, sampling 'worker'");
 	h_run_free(&r);
-	text = h_slurp(out);
+	text = test_read_file(out);
 	TAP_OK(text && !strstr(text, "hot_a") && !strstr(text, "render_stats"),
 	       "PERFLINK_SAMPLE_THREAD samples that thread, not the one that swaps");
 	free(text);

@@ -12,6 +12,7 @@
  *
  *   test_sampler_gl              (PL_PRELOAD_LIB from the environment) */
 #include "harness.h"
+#include "read_file.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -344,8 +345,8 @@ int main(void)
 	n = gears_fps(g.text, fps, 8);
 	TAP_OK(!strstr(g.text, "perflink"), "no message from the shim: %s", h_oneline(g.text));
 
-	w1 = h_slurp(strcat(strcpy(p, out), ".1"));
-	w2 = h_slurp(out);
+	w1 = test_read_file(strcat(strcpy(p, out), ".1"));
+	w2 = test_read_file(out);
 	TAP_OK(w1 && strncmp(w1, "==== ", 5) == 0, "the first window rotated to gl.txt.1");
 	TAP_OK(w2 && strncmp(w2, "==== ", 5) == 0 && h_count(w2, "==== ") == 1,
 	       "gl.txt started again with the second window");

@@ -11,6 +11,7 @@
 #include "fake_device.h"
 #include "json_reader.h"
 #include "json_find.h"
+#include "read_file.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -154,26 +155,6 @@ static int wait_host(pid_t pid, int timeout_ms)
 	return -1;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-		free(text);
-		text = NULL;
-	}
-	fclose(f);
-	return text;
-}
-
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -194,7 +175,7 @@ static double json_num(const char *doc, const char *path)
 
 static void check_csv(const char *path)
 {
-	char *text = slurp(path), *line, *save = NULL;
+	char *text = test_read_file(path), *line, *save = NULL;
 	int rows = 0, good = 0, one_way_sane = 0;
 
 	TAP_OK(text != NULL, "frames.csv written");
@@ -301,7 +282,7 @@ out:
 	rc = wait_host(pid, DEADLINE_MS);
 	TAP_EQ_U64(rc, 0, "perflink-host exited 0");
 	close(lfd);
-	host_log = slurp(log);
+	host_log = test_read_file(log);
 	TAP_EQ_U64(count(host_log, "lost"), 1, "the drop was reported once");
 	TAP_EQ_U64(count(host_log, "connected to"), 2, "each connection once");
 	if (rc != 0 && host_log)
@@ -312,7 +293,7 @@ out:
 		if (reply_dev[f] - send_dev[f] > max_rtt)
 			max_rtt = reply_dev[f] - send_dev[f];
 	snprintf(path, sizeof(path), "%s/out/summary.json", dir);
-	summary = slurp(path);
+	summary = test_read_file(path);
 	TAP_OK(summary && json_find(summary, "frames").hits == 1, "summary.json written and valid");
 	TAP_OK(json_num(summary, "frames") == FRAMES, "frames %s", json_find(summary, "frames").value);
 	TAP_EQ_STR(json_find(summary, "latency_source").value, "device_round_trip",
@@ -354,15 +335,15 @@ out:
 	check_csv(path);
 
 	snprintf(path, sizeof(path), "%s/out/telemetry/link_diag.jsonl", dir);
-	text = slurp(path);
+	text = test_read_file(path);
 	TAP_OK(count(text, "\"frames_held\":4") == 1, "telemetry/link_diag.jsonl");
 	free(text);
 	snprintf(path, sizeof(path), "%s/out/telemetry/resources.jsonl", dir);
-	text = slurp(path);
+	text = test_read_file(path);
 	TAP_OK(count(text, "\"sample\"") == 1, "telemetry/resources.jsonl");
 	free(text);
 	snprintf(path, sizeof(path), "%s/out/telemetry/other.jsonl", dir);
-	text = slurp(path);
+	text = test_read_file(path);
 	TAP_OK(count(text, "escape") == 1 && count(text, "stream_end") == 1,
 	       "telemetry/other.jsonl: the hostile type and the untyped line");
 	free(text);
@@ -389,7 +370,7 @@ static void run_refused_then_term(void)
 	pid = start_host(addr, out, log, "echo");
 	for (i = 0; i < DEADLINE_MS / 50; i++) {
 		free(text);
-		text = slurp(log);
+		text = test_read_file(log);
 		if (count(text, "cannot connect"))
 			break;
 		usleep(50000); /* a log file has no event to wait for */
@@ -412,17 +393,17 @@ static void run_refused_then_term(void)
 		fake_end(&c);
 	if (lfd >= 0)
 		close(lfd);
-	text = slurp(log);
+	text = test_read_file(log);
 	TAP_EQ_U64(count(text, "cannot connect"), 1, "the refusals were reported once, not per retry");
 	free(text);
 	snprintf(path, sizeof(path), "%s/summary.json", out);
-	summary = slurp(path);
+	summary = test_read_file(path);
 	TAP_OK(json_num(summary, "frames") == 5, "SIGTERM: summary.json written with the 5 frames");
 	TAP_EQ_STR(json_find(summary, "latency_source").value, "one_way",
 		   "without the device's round trips the latency is one way");
 	free(summary);
 	snprintf(path, sizeof(path), "%s/frames.csv", out);
-	text = slurp(path);
+	text = test_read_file(path);
 	TAP_EQ_U64(count(text, "\n"), 6, "SIGTERM: frames.csv written");
 	free(text);
 }
@@ -472,7 +453,7 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	snprintf(path, sizeof(path), "%s/summary.json", out);
-	summary = slurp(path);
+	summary = test_read_file(path);
 	TAP_EQ_U64(c.bad_replies, 0, "every reply that arrived is its frame's echo");
 	TAP_OK(json_num(summary, "reply_drops") > 0, "replies beyond the buffer were dropped (%s)",
 	       json_find(summary, "reply_drops").value);
