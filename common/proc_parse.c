@@ -139,6 +139,40 @@ int pl__parse_pid_stat(const char *buf, struct pl_pid_stat *out)
 	return 0;
 }
 
+int pl__parse_stat_cpu(const char *buf, struct pl_stat_cpu *out)
+{
+	/* user nice system idle iowait irq softirq [steal] */
+	uint64_t v[8] = { 0 }, busy = 0, all = 0;
+	const char *p = buf;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (strncmp(p, "cpu ", 4) != 0)
+		return -EINVAL;
+	p += 4;
+	for (i = 0; i < 8; i++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\n' || *p == '\0') {
+			if (i < 7) /* steal alone may be missing */
+				return -EINVAL;
+			break;
+		}
+		if (pl__parse_u64(&p, &v[i]) < 0 || (*p != ' ' && *p != '\n' && *p != '\0'))
+			return -EINVAL;
+	}
+	for (i = 0; i < 8; i++) {
+		if (all > UINT64_MAX - v[i])
+			return -EINVAL;
+		all += v[i];
+		if (i != 3 && i != 4)
+			busy += v[i];
+	}
+	out->busy = busy;
+	out->all = all;
+	return 0;
+}
+
 int pl__parse_pid_io(const char *buf, struct pl_pid_io *out)
 {
 	static const char *const keys[] = { "rchar", "wchar", "syscr", "syscw", "read_bytes",

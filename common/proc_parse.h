@@ -86,6 +86,16 @@ struct pl_psi {
 };
 int pl__parse_pressure(const char *buf, struct pl_psi *out);
 
+/* /proc/stat's first line, "cpu  user nice system idle iowait irq softirq
+ * steal ...", in clock ticks summed over every CPU: how busy the whole
+ * machine was between two readings. Busy is everything but idle and
+ * iowait (guest time is inside user already). Kernels before 2.6.11 have
+ * no steal: 0. 0, or -EINVAL without a well-formed "cpu " line first. */
+struct pl_stat_cpu {
+	uint64_t busy, all;
+};
+int pl__parse_stat_cpu(const char *buf, struct pl_stat_cpu *out);
+
 /* Strict unsigned decimal: digits only, no sign, no overflow. Advances *p
  * past the digits. Returns 0 or -EINVAL. */
 int pl__parse_u64(const char **p, uint64_t *out);

@@ -33,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl__parse_pid_io(text, &io);
 	pl__parse_keyed_u64(text, keys, 6, vals);
 	pl__parse_pressure(text, &psi);
+	{
+		struct pl_stat_cpu sc;
+
+		pl__parse_stat_cpu(text, &sc);
+	}
 	cur = text;
 	while (pl__parse_diskstats_next(&cur, &d) != 0)
 		;

@@ -151,9 +151,31 @@ static void test_numbers(void)
 	TAP_OK(pl__parse_i64(&p, &i) == -EINVAL, "lone minus");
 }
 
+static void test_stat_cpu(void)
+{
+	struct pl_stat_cpu c;
+
+	TAP_OK(pl__parse_stat_cpu("cpu  100 2 30 1000 40 5 6 7 0 0\ncpu0 50 1 15 500 20 2 3 3 0 0\n",
+				  &c) == 0 && c.busy == 100 + 2 + 30 + 5 + 6 + 7 &&
+		       c.all == 100 + 2 + 30 + 1000 + 40 + 5 + 6 + 7,
+	       "/proc/stat cpu: busy leaves out idle and iowait, guest is not counted twice");
+	TAP_OK(pl__parse_stat_cpu("cpu  1 2 3 4 5 6 7\n", &c) == 0 && c.busy == 19 && c.all == 28,
+	       "/proc/stat cpu: no steal field (before 2.6.11)");
+	TAP_OK(pl__parse_stat_cpu("cpu  1 2 3 4 5 6\n", &c) == -EINVAL && c.all == 0,
+	       "/proc/stat cpu: too few fields");
+	TAP_OK(pl__parse_stat_cpu("cpu0 1 2 3 4 5 6 7 8\n", &c) == -EINVAL,
+	       "/proc/stat cpu: the total line must come first");
+	TAP_OK(pl__parse_stat_cpu("cpu  1 2 x 4 5 6 7 8\n", &c) == -EINVAL,
+	       "/proc/stat cpu: a field that is not a number");
+	TAP_OK(pl__parse_stat_cpu("cpu  18446744073709551615 1 0 0 0 0 0 0\n", &c) == -EINVAL,
+	       "/proc/stat cpu: a sum past 2^64");
+	TAP_OK(pl__parse_stat_cpu("", &c) == -EINVAL, "/proc/stat cpu: empty");
+}
+
 int main(void)
 {
 	test_stat();
+	test_stat_cpu();
 	test_io();
 	test_diskstats();
 	test_keyed();
