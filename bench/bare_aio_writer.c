@@ -31,6 +31,7 @@
 #include "link_ffs.h"
 #include "log.h"
 #include "payload_hash.h"
+#include "stat_cpu.h"
 #include "wire.h"
 
 #include <stdbool.h>
@@ -47,6 +48,7 @@ struct bare {
 	struct pl_aio_rx *rx; /* --out-reads */
 	uint64_t hashes; /* kept, so the work cannot be optimised away */
 	uint64_t t0;
+	struct pl_stat_cpu t0_system; /* the machine's CPU at t0 */
 	unsigned packet;
 };
 
@@ -84,6 +86,7 @@ static void on_enable(void *ctx, int ep_in, int ep_out, unsigned packet)
 	pl__aio_tx_attach(b->tx, ep_in, b->packet_for_zlp ? packet : 0);
 	b->up = true;
 	b->t0 = pl__mono_ns();
+	pl__stat_cpu_now(&b->t0_system);
 	fill(b);
 }
 
@@ -202,18 +205,21 @@ int main(int argc, char **argv)
 	}
 	{
 		double secs = (double)(pl__mono_ns() - b.t0) / 1e9;
+		struct pl_stat_cpu end_system;
 
 		struct pl_payload_hash_choice hash = { .name = "none" };
 
+		pl__stat_cpu_now(&end_system);
 		if (b.hash)
 			pl__payload_hash_describe(&hash);
 		printf("bare_aio chunk %zu msg_chunks %zu zlp %d bytes %zu seconds %.3f MB/s %.1f "
-		       "failed %llu cpu_pct %.1f hash %d (%016llx) hash_impl %s\n",
+		       "failed %llu cpu_pct %.1f hash %d (%016llx) hash_impl %s system_busy_pct %.1f\n",
 		       b.chunk, b.msg_chunks, b.packet_for_zlp, b.sent, secs,
 		       (double)b.sent / 1e6 / secs,
 		       (unsigned long long)tt.failed_requests,
 		       100.0 * (double)pl__process_cpu_ns() / 1e9 / secs, b.hash,
-		       (unsigned long long)b.hashes, hash.name);
+		       (unsigned long long)b.hashes, hash.name,
+		       pl__stat_cpu_busy_pct(&b.t0_system, &end_system));
 	}
 	pl__ffs_close(ffs);
 	pl__loop_free(loop);

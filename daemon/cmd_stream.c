@@ -18,6 +18,7 @@
 #include "log.h"
 #include "options.h"
 #include "payload_hash.h"
+#include "stat_cpu.h"
 #include "integrity_payload.h"
 
 #include <openssl/sha.h>
@@ -110,6 +111,7 @@ struct stream {
 	uint8_t *check;
 	uint64_t last_activity_ns;
 	uint64_t first_up_ns; /* throughput counts from the first connection */
+	struct pl_stat_cpu first_up_cpu; /* the machine's, for system_busy_pct */
 	bool up;
 };
 
@@ -205,8 +207,10 @@ static void on_up(void *ctx, unsigned packet_size)
 	(void)packet_size;
 	s->up = true;
 	s->last_activity_ns = pl__mono_ns();
-	if (!s->first_up_ns)
+	if (!s->first_up_ns) {
 		s->first_up_ns = s->last_activity_ns;
+		pl__stat_cpu_now(&s->first_up_cpu);
+	}
 	if (s->opt.fps <= 0)
 		send_next(s);
 }
@@ -325,6 +329,7 @@ static int run(int argc, char **argv, bool integrity)
 	bool stopped_by_signal;
 	uint64_t start, done_ns;
 	struct timespec done_cpu;
+	struct pl_stat_cpu done_system_cpu;
 	const struct pl_option options[] = {
 		{ "ffs-dir", PL_OPT_STRING, &s.opt.ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance" },
@@ -480,6 +485,7 @@ static int run(int argc, char **argv, bool integrity)
 	 * the CSV) is not the link's throughput */
 	done_ns = pl__mono_ns();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &done_cpu);
+	pl__stat_cpu_now(&done_system_cpu);
 	if (st.interval_us > 0) {
 		st.stop = 1;
 		pthread_join(st.thread, NULL);
@@ -555,13 +561,16 @@ static int run(int argc, char **argv, bool integrity)
 		       100.0 * (double)(ls.hash_ns + pl__frame_source_hash_ns(s.source)) / 1e9 /
 			       elapsed, hash.name);
 	}
-	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f\n",
+	/* system_busy_pct: of all the machine's CPUs over the same span as MB/s */
+	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f "
+	       "system_busy_pct %.1f\n",
 	       quantile(s.latency_ms, s.replies, 0.5), quantile(s.latency_ms, s.replies, 0.99),
 	       quantile(s.latency_ms, s.replies, 0.999),
 	       s.replies ? s.latency_ms[s.replies - 1] : 0.0,
 	       (double)ls.frames_sent * (double)s.opt.payload_bytes / 1e6 /
 		       ((double)(done_ns - (s.first_up_ns ? s.first_up_ns : start)) / 1e9),
-	       (double)ls.last_send.submit_ns / 1e3);
+	       (double)ls.last_send.submit_ns / 1e3,
+	       pl__stat_cpu_busy_pct(&s.first_up_cpu, &done_system_cpu));
 	if (integrity)
 		printf("integrity: frames %llu, mismatched digests %llu, signals sent %llu, "
 		       "delivered %llu, seed %ld\n",

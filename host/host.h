@@ -51,6 +51,7 @@ struct pl_host {
 	uint64_t first_frame_ns, last_frame_ns;
 	uint64_t bad_pongs;
 	uint64_t drained_bytes, first_byte_ns, last_byte_ns;
+	uint64_t first_byte_cpu_ns, last_byte_cpu_ns; /* --drain: this process's CPU */
 };
 
 #endif

@@ -136,8 +136,11 @@ static void on_data(void *ctx, const uint8_t *data, size_t len)
 
 	if (opt.drain) {
 		h->last_byte_ns = pl__mono_ns();
-		if (!h->first_byte_ns)
+		h->last_byte_cpu_ns = pl__process_cpu_ns();
+		if (!h->first_byte_ns) {
 			h->first_byte_ns = h->last_byte_ns;
+			h->first_byte_cpu_ns = h->last_byte_cpu_ns;
+		}
 		h->drained_bytes += len;
 		return;
 	}

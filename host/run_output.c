@@ -121,8 +121,11 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 int pl__host_report_drain(const struct pl_host *h)
 {
 	double s = (double)(h->last_byte_ns - h->first_byte_ns) / 1e9;
+	double cpu = (double)(h->last_byte_cpu_ns - h->first_byte_cpu_ns) / 1e9;
 
-	printf("drained %llu bytes in %.3f s: MB/s %.1f\n", (unsigned long long)h->drained_bytes, s,
-	       s > 0 ? (double)h->drained_bytes / 1e6 / s : 0.0);
+	/* cpu_pct: this process's CPU between the first and the last byte */
+	printf("drained %llu bytes in %.3f s: MB/s %.1f host_cpu_pct %.1f\n",
+	       (unsigned long long)h->drained_bytes, s,
+	       s > 0 ? (double)h->drained_bytes / 1e6 / s : 0.0, s > 0 ? 100.0 * cpu / s : 0.0);
 	return h->drained_bytes ? 0 : 1;
 }

@@ -44,11 +44,11 @@ run() {
 	rc=$?
 	[ -n "$sampler" ] && { kill -TERM $sampler 2>/dev/null; wait $sampler; }
 	echo "BENCH-RUN $name rc=$rc"
-	settle
 	sed "s/^/BENCH-OUT $name /" /tmp/device.out /tmp/host.out
 	sed "s/^/BENCH-FRAMES $name /" /tmp/frames.csv 2>/dev/null
 	sed "s/^/BENCH-RES $name /" /tmp/res.jsonl 2>/dev/null
 	rm -f /tmp/frames.csv /tmp/res.jsonl
+	settle
 }
 if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
 	run aio8k "--write-chunk 8192" 20 "--reply ack"
@@ -79,9 +79,10 @@ bare() {
 	writer=$!
 	perflink-host --drain --timeout 3 >/tmp/host.out 2>&1
 	wait $writer
-	echo "BENCH-RUN $name rc=$?"
-	settle
+	rc=$?
+	echo "BENCH-RUN $name rc=$rc"
 	sed "s/^/BENCH-OUT $name /" /tmp/bare.out /tmp/host.out
+	settle
 }
 # Rounds alternate the order of the two runs (link first, then bare first),
 # so that whatever the position in a round costs falls on both alike; the
