@@ -250,13 +250,14 @@ void *pl_frame_begin(struct pl_producer *p, size_t *capacity)
 /* Which slot buf is, or -1 when it is not one of ours. */
 static int slot_of(const struct pl_producer *p, const void *buf)
 {
+	const struct pl_producer_view *v = &p->view;
 	const uint8_t *b = buf;
 	size_t off;
 
-	if (!p->view.slot_count || b < p->view.slots || b >= p->view.slots + (size_t)p->view.slot_count * p->view.slot_bytes)
+	if (!v->slot_count || b < v->slots || b >= v->slots + (size_t)v->slot_count * v->slot_bytes)
 		return -1;
-	off = (size_t)(b - p->view.slots);
-	return off % p->view.slot_bytes ? -1 : (int)(off / p->view.slot_bytes);
+	off = (size_t)(b - v->slots);
+	return off % v->slot_bytes ? -1 : (int)(off / v->slot_bytes);
 }
 
 int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame_id)

@@ -1,7 +1,7 @@
 /* Frames made ahead on a thread of their own (frame_source.h), or in the
- * caller's thread between sends (ahead 0). A ring of `ahead` buffers: frame n lives in buffer n % ahead; the maker may make
- * frame n once frame n - ahead is released, the taker may take it once it
- * is made. One mutex and one condition for both sides: a frame is a few
+ * caller's thread between sends (ahead 0). A ring of `ahead` buffers: frame
+ * n lives in buffer n % ahead; the maker may make frame n once frame
+ * n - ahead is released, the taker may take it once it is made. One mutex and one condition for both sides: a frame is a few
  * hundred KiB of work, so the handover is rare. */
 #include "frame_source.h"
 #include "clock.h"
@@ -46,9 +46,7 @@ static void make_one(struct pl_frame_source *fs, uint64_t n, uint64_t *hash_ns)
 static void *maker(void *arg)
 {
 	struct pl_frame_source *fs = arg;
-	uint64_t n = 0;
-
-	uint64_t ns = 0;
+	uint64_t n = 0, ns = 0;
 
 	for (;;) {
 		pthread_mutex_lock(&fs->lock);

@@ -52,11 +52,6 @@ int pl__host_transport_poll(struct pl_host_transport *t, int timeout_ms)
 	return t->tcp ? pl__tcp_link_poll(t->tcp, timeout_ms) : pl__usb_link_poll(t->usb, timeout_ms);
 }
 
-bool pl__host_transport_connected(const struct pl_host_transport *t)
-{
-	return t->tcp ? pl__tcp_link_connected(t->tcp) : pl__usb_link_connected(t->usb);
-}
-
 bool pl__host_transport_is_tcp(const struct pl_host_transport *t)
 {
 	return t->tcp != NULL;

@@ -41,7 +41,6 @@ int pl__host_transport_open(struct pl_host_transport **out,
 int pl__host_transport_send(struct pl_host_transport *t, const void *msg, size_t len);
 /* Move bytes for up to timeout_ms; the handlers run inside. */
 int pl__host_transport_poll(struct pl_host_transport *t, int timeout_ms);
-bool pl__host_transport_connected(const struct pl_host_transport *t);
 bool pl__host_transport_is_tcp(const struct pl_host_transport *t);
 const char *pl__host_transport_name(const struct pl_host_transport *t); /* "usb", "tcp" */
 void pl__host_transport_get_stats(const struct pl_host_transport *t,
