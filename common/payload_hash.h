@@ -8,10 +8,10 @@
  * (AVX2 or AVX-512 where the CPU has them) and the plain 64-bit scalar code
  * compiled from the header. Which is fastest depends on the core, not only
  * on its instruction set: the vector builds lose to the scalar one on cores
- * with a slow vector unit and, by a factor of three, under an emulator that
- * runs vector instructions through helpers (the VM rig's TCG). So, as the
- * kernel does for its RAID xor and raid6 routines, each process measures
- * the candidates once and keeps the fastest.
+ * with a slow vector unit and, by a factor of three or more, under an
+ * emulator that runs vector instructions through helpers (the VM rig's TCG).
+ * So, as the kernel does for its RAID xor and raid6 routines, each process
+ * measures the candidates once and keeps the fastest.
  *
  * The choice is made by pl__payload_hash_choose(), which the programs call
  * at start so that no frame pays for it; otherwise on the first payload
@@ -42,7 +42,7 @@ struct pl_payload_hash_choice {
 };
 void pl__payload_hash_describe(struct pl_payload_hash_choice *out);
 /* The same as one line for a log: "XXH3 scalar build (measured MB/s:
- * library 264, dispatch 266, scalar 1382)", or "(PERFLINK_HASH_IMPL)". */
+ * library 935, dispatch 936, scalar 3341)", or "(PERFLINK_HASH_IMPL)". */
 void pl__payload_hash_format(char *buf, size_t size);
 
 /* For the tests: the candidates one by one (index < the count), so each can
