@@ -14,7 +14,8 @@
  * the same two CPUs, so that cost shows in the throughput, and this run
  * separates it from the link's framing and scheduling. --msg-chunks sets how
  * many requests go in one io_submit (48: a 393,216-byte frame) and --zlp 1
- * ends each with a zero-length request as the link does: both tell which
+ * ends each with a zero-length request when the link would (link_aio_tx.c:
+ * not while the next message follows close behind): both tell which
  * of the link's structural choices costs throughput. --offset N sends from N
  * bytes past a page boundary (48: where a frame's payload sits relative to
  * the 8 KiB requests when it follows the wire header). --header 1 sends each

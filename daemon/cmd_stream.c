@@ -552,14 +552,15 @@ static int run(int argc, char **argv, bool integrity)
 
 		pl__payload_hash_describe(&hash);
 		/* hash_pct: of the elapsed time, spent on the payloads' XXH3 */
+		/* zero_length_requests: how many messages needed one (link_aio_tx.c) */
 		printf("mode %s chunk %zu bytes %llu seconds %.2f cpu_pct %.1f max_submit_us %.0f "
-		       "max_backlog_kb %.0f hash_pct %.1f hash_impl %s\n",
+		       "max_backlog_kb %.0f hash_pct %.1f hash_impl %s zero_length_requests %llu\n",
 		       s.opt.sync ? "sync" : "aio", s.opt.sync ? (size_t)s.opt.sync_bytes : lc.chunk_bytes,
 		       (unsigned long long)ls.tx.bytes,
 		       elapsed, 100.0 * ((double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9) / elapsed,
 		       (double)ls.tx.max_submit_ns / 1e3, (double)ls.tx.max_backlog_bytes / 1024,
 		       100.0 * (double)(ls.hash_ns + pl__frame_source_hash_ns(s.source)) / 1e9 /
-			       elapsed, hash.name);
+			       elapsed, hash.name, (unsigned long long)ls.tx.zero_length_requests);
 	}
 	/* system_busy_pct: of all the machine's CPUs over the same span as MB/s */
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f "

@@ -23,7 +23,9 @@ struct pl_aio_tx_config {
 	size_t budget_bytes;      /* submitted-not-completed limit, default 1 MiB */
 	size_t max_message_bytes; /* largest message, sizes the AIO context */
 	unsigned packet_size;     /* a zero-length request ends each message
-				   * that is a multiple of it; 0: never */
+				   * that is a multiple of it, unless the next
+				   * message follows first (link_aio_tx.c,
+				   * zlp_lead); 0: never */
 };
 
 /* What one send did: the seed's last_send diagnostics. */
@@ -39,6 +41,9 @@ struct pl_aio_tx_totals {
 	uint64_t messages, bytes, requests;
 	uint64_t completed_requests, failed_requests, short_requests, cancelled_requests;
 	uint64_t failed_submits, partial_submits;
+	/* zero-length requests sent; owed ones a following message made
+	 * unnecessary */
+	uint64_t zero_length_requests, zlps_not_needed;
 	uint64_t max_submit_ns, max_backlog_bytes, max_backlog_ns;
 	int last_error; /* negative errno of the last failed request, 0 if none */
 };
@@ -65,7 +70,9 @@ uint64_t pl__aio_tx_inflight_bytes(const struct pl_aio_tx *tx);
 #define PL_AIO_TX_MAX_IOV 4
 int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
 		    struct pl_aio_send_diag *diag);
-/* Collect completions. Returns the number of requests completed or -errno. */
+/* Collect completions, then send an owed zero-length request if what is in
+ * flight fell to its lead (link_aio_tx.c). Returns the number of requests
+ * completed or -errno. */
 int pl__aio_tx_reap(struct pl_aio_tx *tx);
 void pl__aio_tx_get_totals(const struct pl_aio_tx *tx, struct pl_aio_tx_totals *out);
 void pl__aio_tx_close(struct pl_aio_tx *tx);

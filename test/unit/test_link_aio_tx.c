@@ -57,18 +57,29 @@ static int pipe_empty(int fd)
 	return n < 0 && errno == EAGAIN;
 }
 
+static int all_completed(struct pl_aio_tx *tx)
+{
+	struct pl_aio_tx_totals t;
+
+	pl__aio_tx_get_totals(tx, &t);
+	return pl__aio_tx_inflight_bytes(tx) == 0 &&
+	       t.completed_requests + t.failed_requests + t.short_requests == t.requests;
+}
+
+/* Reap until every request submitted so far, zero-length ones included
+ * (a reap can submit the owed one), has completed. */
 static int wait_reaped(struct pl_aio_tx *tx)
 {
 	struct pollfd p = { .fd = pl__aio_tx_eventfd(tx), .events = POLLIN };
 	int tries;
 
-	for (tries = 0; tries < 50 && pl__aio_tx_inflight_bytes(tx) > 0; tries++) {
+	for (tries = 0; tries < 50 && !all_completed(tx); tries++) {
 		if (poll(&p, 1, 100) < 0 && errno != EINTR)
 			return -errno;
 		if (pl__aio_tx_reap(tx) < 0)
 			return -EIO;
 	}
-	return pl__aio_tx_inflight_bytes(tx) == 0 ? 0 : -ETIMEDOUT;
+	return all_completed(tx) ? 0 : -ETIMEDOUT;
 }
 
 int main(void)
@@ -79,7 +90,8 @@ int main(void)
 	struct pl_aio_tx *tx = NULL;
 	struct iovec iov[3];
 	uint8_t *msg;
-	size_t len = 300 * 1024 + 100, big = 800 * 1024;
+	size_t len = 300 * 1024 + 100, big = 800 * 1024, next = 128 * 1024, small = 1024;
+	uint64_t requests;
 	int p[2], err;
 
 	pl__aio_tx_config_default(&cfg);
@@ -132,10 +144,40 @@ int main(void)
 	TAP_EQ_U64(pl__aio_tx_room(tx), cfg.budget_bytes, "the whole budget is free again");
 	err = pl__aio_tx_send(tx, iov, 1, &diag);
 	TAP_OK(err == 0, "then it is taken: %d", err);
-	TAP_EQ_U64(diag.requests, big / 8192 + 1, "a multiple of the packet size ends with a "
-						  "zero-length request");
+	TAP_EQ_U64(diag.requests, big / 8192,
+		   "a multiple of the packet size with more than a quarter of the budget in "
+		   "flight: its zero-length request is owed, not sent");
 	TAP_OK(drain_and_check(p[0], 0, big) && pipe_empty(p[0]), "all %zu bytes, in order", big);
-	TAP_OK(wait_reaped(tx) == 0, "reaped, zero-length request included");
+
+	/* The next message follows before the owed ZLP is due: none is sent. */
+	iov[0] = (struct iovec){ .iov_base = msg + big, .iov_len = next };
+	err = pl__aio_tx_send(tx, iov, 1, &diag);
+	TAP_OK(err == 0, "a message that follows while the first is in flight is taken: %d", err);
+	TAP_EQ_U64(diag.requests, next / 8192, "it too ends on a packet with much in flight: "
+					       "owed, not sent");
+	TAP_OK(drain_and_check(p[0], big, next) && pipe_empty(p[0]),
+	       "its bytes follow the first message's directly");
+	pl__aio_tx_get_totals(tx, &tot);
+	TAP_EQ_U64(tot.zlps_not_needed, 1, "the first message's ZLP was not needed");
+	TAP_EQ_U64(tot.zero_length_requests, 0, "no zero-length request so far");
+	requests = tot.requests;
+	TAP_OK(wait_reaped(tx) == 0, "reaped, and the owed zero-length request with it");
+	pl__aio_tx_get_totals(tx, &tot);
+	TAP_EQ_U64(tot.zero_length_requests, 1,
+		   "the reap that left little in flight sent the second message's ZLP");
+	TAP_EQ_U64(tot.requests, requests + 1, "as one more request");
+	TAP_OK(pipe_empty(p[0]), "which adds no byte");
+
+	/* Sent with little in flight: the ZLP goes in the same io_submit. */
+	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = small };
+	err = pl__aio_tx_send(tx, iov, 1, &diag);
+	TAP_OK(err == 0, "a %zu-byte message to an idle sender: %d", small, err);
+	TAP_EQ_U64(diag.requests, 2, "one request and its zero-length request at once");
+	TAP_OK(drain_and_check(p[0], 0, small) && pipe_empty(p[0]), "its bytes, in order");
+	TAP_OK(wait_reaped(tx) == 0, "reaped");
+	pl__aio_tx_get_totals(tx, &tot);
+	TAP_EQ_U64(tot.zero_length_requests, 2, "two zero-length requests in all");
+	TAP_EQ_U64(tot.zlps_not_needed, 1, "the idle sender owed nothing when the small message came");
 
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = cfg.max_message_bytes + 1 };
 	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -EMSGSIZE, "past max_message_bytes: EMSGSIZE");
@@ -143,8 +185,8 @@ int main(void)
 	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -EMSGSIZE, "an empty message: EMSGSIZE");
 
 	pl__aio_tx_get_totals(tx, &tot);
-	TAP_EQ_U64(tot.messages, 2, "two messages counted");
-	TAP_EQ_U64(tot.bytes, len + big, "their bytes counted");
+	TAP_EQ_U64(tot.messages, 4, "four messages counted");
+	TAP_EQ_U64(tot.bytes, len + big + next + small, "their bytes counted");
 	TAP_EQ_U64(tot.completed_requests, tot.requests, "every request completed whole");
 	TAP_EQ_U64(tot.failed_requests + tot.short_requests + tot.failed_submits, 0,
 		   "no failed, short or unsubmitted request");
