@@ -113,7 +113,14 @@ struct stream {
 	uint64_t first_up_ns; /* throughput counts from the first connection */
 	struct pl_stat_cpu first_up_cpu; /* the machine's, for system_busy_pct */
 	bool up;
+	bool heard_host; /* a message from the host came: its program is reading */
 };
+
+/* At a set rate the first frame waits for the host's first message (a host
+ * that answers frames pings at once), at most this long after the link came
+ * up: until the host program reads, a frame's round trip would time the
+ * program's start, not the link. */
+#define HOST_WAIT_NS (1000ull * 1000 * 1000)
 
 /* Fill the payload with bytes that depend on the frame id, so an echo of
  * another frame's bytes is noticed. */
@@ -158,6 +165,8 @@ static void send_next(struct stream *s)
 	int err;
 
 	if (!s->up || s->stop || s->sent >= (uint64_t)s->opt.frames)
+		return;
+	if (s->opt.fps > 0 && !s->heard_host && pl__mono_ns() - s->first_up_ns < HOST_WAIT_NS)
 		return;
 	/* made ahead: a wait here only when the maker is behind the link */
 	payload = pl__frame_source_take(s->source, s->sent, &hash);
@@ -240,6 +249,7 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 	uint64_t now = pl__mono_ns(); /* before any checking work */
 
 	s->last_activity_ns = now;
+	s->heard_host = true;
 	if (hdr->type != PL_MSG_REPLY)
 		return;
 	if (hdr->frame_id >= s->sent || s->answer[hdr->frame_id] == 1 ||
@@ -339,7 +349,8 @@ static int run(int argc, char **argv, bool integrity)
 		{ "payload-bytes", PL_OPT_INT, &s.opt.payload_bytes, 1, 4 << 20, "B",
 		  "bytes per frame" },
 		{ "fps", PL_OPT_DOUBLE, &s.opt.fps, 0, 10000, "R",
-		  "frames per second (0: as fast as the link takes them)" },
+		  "frames per second (0: as fast as the link takes them); at a set rate the "
+		  "first frame waits up to 1 s for the host's first message" },
 		{ "write-chunk", PL_OPT_INT, &s.opt.write_chunk, 8192, 16384, "B",
 		  "AIO request size: 8192 or 16384" },
 		{ "budget-kib", PL_OPT_INT, &s.opt.budget_kib, 64, 65536, "KIB",

@@ -2,7 +2,7 @@
 # the test suite): back to back in one boot, AIO 8 KiB, AIO 16 KiB and
 # synchronous 32 KiB, each 1,000 frames of 393,216 bytes at 20 fps with the
 # host answering each frame with a 16-byte ack (a small reply, like a model's
-# output), then a maximum-throughput run of each and the bare AIO stream.
+# output), in interleaved segments (below), then a maximum-throughput run of each and the bare AIO stream.
 # The device does not generate or check bytes (--no-check): under emulation
 # that work would dwarf the link's. aio8k-max-drain repeats the AIO 8 KiB
 # maximum with a host that only counts bytes, as the bare stream's does.
@@ -50,10 +50,26 @@ run() {
 	rm -f /tmp/frames.csv /tmp/res.jsonl
 	settle
 }
+# The latency runs in BENCH_SEGMENTS segments of frames / segments frames
+# each, the order of the three modes reversed from one segment to the next,
+# so that a stretch of the emulator running slow (a tail of tens of
+# milliseconds comes in bursts) falls on all three alike; perflink-bench
+# pools each mode's segments.
+segments=${BENCH_SEGMENTS:-3}
 if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
-	run aio8k "--write-chunk 8192" 20 "--reply ack"
-	run aio16k "--write-chunk 16384" 20 "--reply ack"
-	run sync32k "--sync --sync-bytes 32768" 20 "--reply ack"
+	all_frames=$frames
+	frames=$(((all_frames + segments - 1) / segments))
+	for seg in $(seq "$segments"); do
+		if [ $((seg % 2)) = 1 ]; then
+			run "aio8k#$seg" "--write-chunk 8192" 20 "--reply ack"
+			run "aio16k#$seg" "--write-chunk 16384" 20 "--reply ack"
+			run "sync32k#$seg" "--sync --sync-bytes 32768" 20 "--reply ack"
+		else
+			run "sync32k#$seg" "--sync --sync-bytes 32768" 20 "--reply ack"
+			run "aio16k#$seg" "--write-chunk 16384" 20 "--reply ack"
+			run "aio8k#$seg" "--write-chunk 8192" 20 "--reply ack"
+		fi
+	done
 fi
 frames=300
 if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
