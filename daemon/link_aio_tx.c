@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One message in flight: the requests not yet completed and when it went. */
+/* One message in flight: the requests not yet completed and when it went.
+ * (Its bytes are counted in inflight_bytes request by request.) */
 struct inflight_msg {
 	uint64_t submit_ns;
-	size_t bytes;
 	unsigned pending;
 	struct inflight_msg *next; /* oldest first */
 };
@@ -193,6 +193,16 @@ static void release_request(struct pl_aio_tx *tx, struct iocb *cb)
 	tx->free_msgs[tx->nr_free_msgs++] = m;
 }
 
+/* m joins the messages in flight as the newest. */
+static void append_inflight(struct pl_aio_tx *tx, struct inflight_msg *m)
+{
+	if (tx->newest)
+		tx->newest->next = m;
+	else
+		tx->oldest = m;
+	tx->newest = m;
+}
+
 /* Fill request cb's iovec with the next up to chunk bytes of the message,
  * advancing the cursor (piece index and offset in it). */
 static size_t cut_request(struct iovec *out, int *nout, const struct iovec *iov, int iovcnt,
@@ -250,10 +260,7 @@ int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
 
 	now = pl__mono_ns();
 	m = tx->free_msgs[--tx->nr_free_msgs];
-	m->submit_ns = now;
-	m->bytes = len;
-	m->pending = nreq + zlp;
-	m->next = NULL;
+	*m = (struct inflight_msg){ .submit_ns = now, .pending = nreq + zlp };
 	if (diag) {
 		diag->bytes = len;
 		diag->requests = nreq + zlp;
@@ -273,11 +280,7 @@ int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
 		cb->data = m;
 		tx->batch[i] = cb;
 	}
-	if (tx->newest)
-		tx->newest->next = m;
-	else
-		tx->oldest = m;
-	tx->newest = m;
+	append_inflight(tx, m);
 	tx->inflight_bytes += len;
 
 	start = pl__mono_ns();
@@ -374,11 +377,7 @@ static void send_owed_zlp(struct pl_aio_tx *tx)
 	io_prep_pwritev(cb, tx->ep_fd, tx->req_iov[cb - tx->iocbs], 0, 0);
 	io_set_eventfd(cb, tx->efd);
 	cb->data = m;
-	if (tx->newest)
-		tx->newest->next = m;
-	else
-		tx->oldest = m;
-	tx->newest = m;
+	append_inflight(tx, m);
 	n = io_submit(tx->ctx, 1, &cb);
 	if (n != 1) {
 		release_request(tx, cb);

@@ -2,7 +2,8 @@
 # the test suite): back to back in one boot, AIO 8 KiB, AIO 16 KiB and
 # synchronous 32 KiB, each 1,000 frames of 393,216 bytes at 20 fps with the
 # host answering each frame with a 16-byte ack (a small reply, like a model's
-# output), in interleaved segments (below), then a maximum-throughput run of each and the bare AIO stream.
+# output), in interleaved segments (below), then a maximum-throughput run of
+# each and the bare AIO stream.
 # The device does not generate or check bytes (--no-check): under emulation
 # that work would dwarf the link's. aio8k-max-drain repeats the AIO 8 KiB
 # maximum with a host that only counts bytes, as the bare stream's does.
@@ -56,19 +57,21 @@ run() {
 # milliseconds comes in bursts) falls on all three alike; perflink-bench
 # pools each mode's segments.
 segments=${BENCH_SEGMENTS:-3}
+latency_run() { # MODE SEGMENT
+	case $1 in
+	aio8k) run "aio8k#$2" "--write-chunk 8192" 20 "--reply ack" ;;
+	aio16k) run "aio16k#$2" "--write-chunk 16384" 20 "--reply ack" ;;
+	sync32k) run "sync32k#$2" "--sync --sync-bytes 32768" 20 "--reply ack" ;;
+	esac
+}
 if [ "${BENCH_MAX_ONLY:-0}" != 1 ]; then
-	all_frames=$frames
-	frames=$(((all_frames + segments - 1) / segments))
+	frames=$(((frames + segments - 1) / segments))
 	for seg in $(seq "$segments"); do
-		if [ $((seg % 2)) = 1 ]; then
-			run "aio8k#$seg" "--write-chunk 8192" 20 "--reply ack"
-			run "aio16k#$seg" "--write-chunk 16384" 20 "--reply ack"
-			run "sync32k#$seg" "--sync --sync-bytes 32768" 20 "--reply ack"
-		else
-			run "sync32k#$seg" "--sync --sync-bytes 32768" 20 "--reply ack"
-			run "aio16k#$seg" "--write-chunk 16384" 20 "--reply ack"
-			run "aio8k#$seg" "--write-chunk 8192" 20 "--reply ack"
-		fi
+		order="aio8k aio16k sync32k"
+		[ $((seg % 2)) = 0 ] && order="sync32k aio16k aio8k"
+		for mode in $order; do
+			latency_run "$mode" "$seg"
+		done
 	done
 fi
 frames=300
