@@ -113,6 +113,26 @@ static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
 	return 0;
 }
 
+/* The public structs keep their size from release to release (what is
+ * added takes a reserved slot): the layouts as first released. */
+_Static_assert(sizeof(struct pl_producer_options) ==
+		       sizeof(struct {
+			       const char *a, *b;
+			       unsigned c;
+			       size_t d, e, f;
+			       uint64_t reserved[8];
+		       }),
+	       "pl_producer_options changed size: take a reserved slot instead");
+_Static_assert(sizeof(struct pl_producer_stats) ==
+		       sizeof(struct {
+			       uint64_t a[7];
+			       uint32_t b;
+			       uint64_t reserved[8];
+		       }),
+	       "pl_producer_stats changed size: take a reserved slot instead");
+
+static const struct pl_producer_options unset_options;
+
 int pl_producer_open(struct pl_producer **out, const struct pl_producer_options *opt)
 {
 	struct pl_producer_options o = { 0 };
@@ -124,6 +144,11 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 
 	if (opt)
 		o = *opt;
+	if (memcmp(o.reserved, unset_options.reserved, sizeof(o.reserved)) != 0) {
+		fprintf(stderr, "perflink: pl_producer_open: options this libperflink does not "
+				"know (reserved is not zero: built against a newer perflink.h?)\n");
+		return -EINVAL;
+	}
 	path = o.socket_path ? o.socket_path : getenv("PERFLINK_SOCKET");
 	if (!path || !*path)
 		path = DEFAULT_SOCKET;

@@ -158,18 +158,44 @@ static int open_transport(struct plh_host *h, const struct plh_options *o)
 	return pl__host_transport_open(&h->link, &cfg, &th, h);
 }
 
+/* The public structs keep their size from release to release (what is
+ * added takes a reserved slot): the layouts as first released. */
+_Static_assert(sizeof(struct plh_options) ==
+		       sizeof(struct {
+			       const char *a;
+			       uint16_t b, c;
+			       const char *d;
+			       uint64_t reserved[8];
+		       }),
+	       "plh_options changed size: take a reserved slot instead");
+_Static_assert(sizeof(struct plh_stats) ==
+		       sizeof(struct {
+			       uint64_t a[11];
+			       int b;
+			       int64_t c;
+			       uint64_t d;
+			       uint64_t reserved[8];
+		       }),
+	       "plh_stats changed size: take a reserved slot instead");
+
 static int open_host(struct plh_host **out, const struct plh_options *o)
 {
+	static const struct plh_options unset;
 	struct plh_host *h;
 	int err;
 
 	if (!out || !o)
 		return -EINVAL;
+	/* the library's own copy of the logger: its lines name it */
+	pl__log_init("libperflink-host", true, 0);
+	if (memcmp(o->reserved, unset.reserved, sizeof(o->reserved)) != 0) {
+		pl__log_warnx("plh_open: options this libperflink-host does not know (reserved "
+			      "is not zero: built against a newer perflink_host.h?)");
+		return -EINVAL;
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	/* the library's own copy of the logger: its lines name it */
-	pl__log_init("libperflink-host", true, 0);
 	if ((err = pl__receiver_init(&h->rx, PL_REPLY_APP, PL_WIRE_MAX_PAYLOAD, link_send, h)) < 0)
 		goto fail;
 	h->rx.hooks = &hooks;

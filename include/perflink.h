@@ -53,11 +53,17 @@ struct pl_producer_options {
 	size_t frame_bytes;        /* the largest frame; 0: no frames, telemetry only */
 	size_t reply_bytes;        /* room for replies not yet read; 0: 64 KiB */
 	size_t telemetry_bytes;    /* room for telemetry not yet taken; 0: 64 KiB */
+	/* Zero (as "= { ... }" leaves it): room for options to come, so the
+	 * struct keeps its size. pl_producer_open refuses a nonzero one
+	 * (-EINVAL): a program built against a newer perflink.h asked for
+	 * something this library does not do. */
+	uint64_t reserved[8];
 };
 
 /* Connect to perflinkd. -ENOENT or -ECONNREFUSED: no daemon runs; -EACCES:
  * not allowed (root, perflinkd's user and its control group are);
- * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why);
+ * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why), or
+ * -EINVAL: opt->reserved is not zero;
  * -ETIMEDOUT: the daemon did not answer within 2 s (stopped or stuck). */
 PERFLINK_API int pl_producer_open(struct pl_producer **out,
 				  const struct pl_producer_options *opt);
@@ -97,6 +103,7 @@ struct pl_producer_stats {
 	uint64_t frames_lost;        /* refused here: ring full */
 	uint64_t telemetry_dropped, replies_dropped;
 	uint32_t producer_id;
+	uint64_t reserved[8];        /* zeroed: room for counts to come */
 };
 PERFLINK_API void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st);
 

@@ -63,6 +63,11 @@ struct plh_options {
 	uint16_t vid, pid;
 	/* USB: only the device with this serial number; NULL: the first. */
 	const char *serial;
+	/* Zero (as "= { ... }" leaves it): room for options to come, so the
+	 * struct keeps its size. plh_open refuses a nonzero one (-EINVAL): a
+	 * program built against a newer perflink_host.h asked for something
+	 * this library does not do. */
+	uint64_t reserved[8];
 };
 
 /* One frame that passed every check. frame points at its len bytes, valid
@@ -86,7 +91,8 @@ typedef size_t (*plh_frame_fn)(void *ctx, uint64_t frame_id, const void *frame, 
 typedef void (*plh_telemetry_fn)(void *ctx, const char *type, const char *line, size_t len);
 
 /* Set up the transport; nothing is connected before the first plh_run.
- * -EINVAL: a bad address (logged) or o is NULL; -EIO: libusb could not
+ * -EINVAL: a bad address (logged), o is NULL or o->reserved is not zero
+ * (logged); -EIO: libusb could not
  * start; -ENOMEM. */
 PLH_API int plh_open(struct plh_host **out, const struct plh_options *o);
 
@@ -122,6 +128,7 @@ struct plh_stats {
 	int have_clock_offset;
 	int64_t clock_offset_ns;
 	uint64_t clock_offset_rtt_ns;
+	uint64_t reserved[8];            /* zeroed: room for counts to come */
 };
 PLH_API void plh_get_stats(const struct plh_host *h, struct plh_stats *st);
 

@@ -194,7 +194,9 @@ static void test_frames_and_replies(void)
 	TAP_OK(wait_seen(&seen_frames, 51), "50 more frames through 2 slots (%llu)",
 	       (unsigned long long)seen(&seen_frames));
 	TAP_EQ_U64(seen(&seen_hash_ok), 51, "each with its checksum, computed by the producer");
+	memset(&st, 0xa5, sizeof(st));
 	pl_producer_get_stats(p, &st);
+	TAP_OK(st.reserved[0] == 0 && st.reserved[7] == 0, "stats: the reserved room is zeroed");
 	TAP_EQ_U64(st.frames_committed, 51, "frames committed, as the daemon counts them");
 	TAP_EQ_U64(st.frames_sent, 51, "frames sent, as the daemon counts them");
 	/* Telemetry: several lines in one record are split. */
@@ -360,6 +362,9 @@ int main(void)
 		struct pl_producer_options o = { .socket_path = "/tmp/pl-test-collector-none/x" };
 
 		TAP_OK(pl_producer_open(&p, &o) == -ENOENT, "no daemon: -ENOENT, not a crash");
+		o.reserved[7] = 1;
+		TAP_OK(pl_producer_open(&p, &o) == -EINVAL,
+		       "an option this library does not know (reserved not zero): -EINVAL");
 	}
 	test_frames_and_replies();
 	test_hostile();

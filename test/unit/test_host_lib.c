@@ -206,6 +206,11 @@ static void run_library(void)
 	o.tcp = "127.0.0.1:notaport";
 	TAP_OK(plh_open(&h, &o) == -EINVAL, "a bad address: -EINVAL");
 	TAP_OK(plh_open(&h, NULL) == -EINVAL, "no options: -EINVAL");
+	o.tcp = "127.0.0.1:7200";
+	o.reserved[0] = 1;
+	TAP_OK(plh_open(&h, &o) == -EINVAL,
+	       "an option this library does not know (reserved not zero): -EINVAL");
+	o.reserved[0] = 0;
 
 	lfd = fake_listen(&port);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
@@ -257,7 +262,9 @@ static void run_library(void)
 	TAP_OK(lines.saw_hostile && lines.untyped == 1, "a hostile type comes as NULL");
 
 	UNTIL(have_offset(h), h, answer, &seen, &d);
+	memset(&st, 0xa5, sizeof(st));
 	plh_get_stats(h, &st);
+	TAP_OK(st.reserved[0] == 0 && st.reserved[7] == 0, "stats: the reserved room is zeroed");
 	TAP_EQ_U64(st.frames, FRAMES, "stats: frames");
 	TAP_EQ_U64(st.replies, want_replies, "stats: replies");
 	TAP_EQ_U64(st.reply_failures, 1, "stats: the reply longer than the buffer failed");
