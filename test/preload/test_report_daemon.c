@@ -4,7 +4,9 @@
  *   the file, nothing is said about the missing daemon;
  * - a daemon that stops draining never blocks the target: reports that do
  *   not fit the ring are dropped and counted (daemon_dropped_reports), and
- *   every report is either delivered or counted, none lost silently.
+ *   every report is either delivered or counted, none lost silently;
+ * - reports due faster than the reporter writes them are coalesced, never
+ *   skipped: numbered without a gap, the last one counting every frame.
  *
  * Environment (set by meson): PL_PRELOAD_LIB, PL_CAPTURE_LOOP,
  * PL_CAPTURE_STAGES. */
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,20 +117,40 @@ int main(void)
 	h_run_free(&r);
 	h_reports_load(&rs, out);
 	dropped = rs.n ? h_u64(&rs.r[rs.n - 1], "daemon_dropped_reports") : 0;
-	TAP_OK(rs.n == 200, "200 reports in the file (%zu)", rs.n);
+	/* 200 are due (5000 frames, one every 25). Reports due while the
+	 * reporter is still writing one are written as one (docs/stages.md):
+	 * on a busy machine there can be fewer lines, but they are numbered
+	 * without a gap and the last one counts every frame. */
+	{
+		bool numbered = rs.n > 0;
+		uint64_t last_frames = 0;
+
+		for (size_t i = 0; i < rs.n; i++) {
+			uint64_t f = h_u64(&rs.r[i], "frames");
+
+			numbered &= h_u64(&rs.r[i], "report") == i + 1 && f >= 25 * (i + 1) &&
+				    f >= last_frames;
+			last_frames = f;
+		}
+		TAP_OK(rs.n <= 200 && rs.n >= 100 && numbered,
+		       "reports in the file numbered 1 to %zu without a gap, each after its "
+		       "interval's frames (of 200 due)",
+		       rs.n);
+		TAP_EQ_U64(last_frames, 5000, "the last report counts all 5000 frames");
+	}
 	TAP_OK(dropped > 0 && dropped < 200,
 	       "the reports that did not fit the ring are counted (%llu)", (unsigned long long)dropped);
 	/* Let the daemon drain what the ring kept: with the ones counted as
 	 * dropped before the last report, every report is accounted for. */
 	atomic_store(&paused, false);
-	for (int i = 0; i < 300 && atomic_load(&lines) + dropped < 200; i++) {
+	for (int i = 0; i < 300 && atomic_load(&lines) + dropped < rs.n; i++) {
 		atomic_store(&paused, false);
 		usleep(10000);
 	}
-	TAP_OK(atomic_load(&lines) + dropped >= 199 && atomic_load(&lines) + dropped <= 200,
-	       "delivered (%u) + dropped (%llu) = the reports written (the last report's own "
-	       "drop, if any, is counted in no report)", atomic_load(&lines),
-	       (unsigned long long)dropped);
+	TAP_OK(atomic_load(&lines) + dropped + 1 >= rs.n && atomic_load(&lines) + dropped <= rs.n,
+	       "delivered (%u) + dropped (%llu) = the reports written (%zu; the last report's "
+	       "own drop, if any, is counted in no report)",
+	       atomic_load(&lines), (unsigned long long)dropped, rs.n);
 	h_reports_free(&rs);
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
