@@ -58,6 +58,9 @@ void pl__sampler_finish(void);
 /* On the render thread, outside any handler, once: the unwinder's lazy
  * set-up, so that the handler never takes its first-use locks. */
 void pl__sampler_thread_warm(void);
+/* On the render thread, once it is known: the sampler thread arms the
+ * timer now rather than at its next tick (up to 0.1 s of frames unsampled). */
+void pl__sampler_thread_wake(void);
 
 /* --- sampler_ring.c: handler -> sampler thread ------------------------- */
 

@@ -85,6 +85,7 @@ void pl__sampler_swap_enter(void)
 	if (!warmed) {
 		warmed = 1;
 		pl__sampler_thread_warm();
+		pl__sampler_thread_wake();
 	}
 	if (last_exit_ns != 0) {
 		__atomic_add_fetch(&render_us, (unsigned long)((now_ns() - last_exit_ns) / 1000u),

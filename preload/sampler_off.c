@@ -16,3 +16,7 @@ void pl__sampler_finish(void)
 void pl__sampler_thread_warm(void)
 {
 }
+
+void pl__sampler_thread_wake(void)
+{
+}

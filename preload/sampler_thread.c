@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,9 @@ static pid_t armed_tid;
 static bool gave_up; /* the program owns the signal: stay off for good */
 static unsigned name_scan;
 static char folded_path[PL_PATH_MAX + 8];
+/* atomic futex word: bumped by the render thread's first swap, which the
+ * sampler thread waits on between ticks so that it arms the timer at once */
+static uint32_t wake_word;
 
 static uint64_t mono_ns(void)
 {
@@ -179,16 +183,25 @@ static void write_window(uint64_t now)
 	window_start_ns = now;
 }
 
+void pl__sampler_thread_wake(void)
+{
+	__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void *sampler_main(void *unused)
 {
 	struct timespec tick = { 0, TICK_NS };
+	uint32_t woken = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
 
 	(void)unused;
 	for (;;) {
 		uint64_t now;
 
-		/* EINTR cannot happen (all signals blocked); a short sleep is harmless */
-		nanosleep(&tick, NULL);
+		/* a tick, or less when the render thread became known (the word
+		 * moved: EAGAIN at once); a short wait is harmless */
+		syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, woken, &tick, NULL, 0);
+		woken = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
 		now = mono_ns();
 		pthread_mutex_lock(&lock);
 		if (__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED)) {

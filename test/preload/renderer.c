@@ -10,7 +10,12 @@
  *
  * --own-handler installs a SIGPROF handler first, as a program with its
  * own profiler would. Prints "frames N" and the render thread's CPU
- * milliseconds in each part ("cpu_ms hot_a=A hot_b=B swap=S"). */
+ * milliseconds in each part ("cpu_ms hot_a=A hot_b=B swap=S").
+ *
+ * --probe-arming: after the first frame (its swap names the render thread
+ * to the sampler), keep rendering's CPU busy and watch /proc/self/timers
+ * for the sampler's timer; prints "armed_ms M" (wall milliseconds from the
+ * first swap's return) or "armed_ms none" after 1 s. */
 #include "spin.h"
 
 #include <pthread.h>
@@ -31,6 +36,8 @@ static volatile uint64_t sink;
 static volatile int stop;
 static unsigned long frames;
 static double cpu_a, cpu_b, cpu_swap; /* the truth, measured */
+static int probe_arming;
+static double armed_ms = -1;
 
 static double now_s(clockid_t clock)
 {
@@ -68,6 +75,37 @@ __attribute__((noinline, noclone)) void render_frame(void)
 	cpu_swap += t3 - t2;
 }
 
+/* Whether this process has a POSIX timer (the sampler's: the program
+ * makes none). Needs CONFIG_CHECKPOINT_RESTORE; -1 without the file. */
+static int has_posix_timer(void)
+{
+	FILE *f = fopen("/proc/self/timers", "r");
+	char line[128];
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strncmp(line, "ID:", 3) == 0;
+	fclose(f);
+	return found;
+}
+
+static void probe_first_swap(void)
+{
+	double t0 = now_s(CLOCK_MONOTONIC), t = t0;
+
+	for (; t - t0 < 1.0; t = now_s(CLOCK_MONOTONIC)) {
+		int h = has_posix_timer();
+
+		if (h != 0) {
+			armed_ms = h > 0 ? (t - t0) * 1e3 : -2;
+			return;
+		}
+		sink = spin(per_ms / 4, sink);
+	}
+}
+
 /* Runs until its own CPU time reaches the budget, so that the number of
  * samples does not depend on how loaded the machine is (a wall-clock cap
  * of ten times the budget keeps a starved run finite). */
@@ -78,7 +116,8 @@ static void *render_main(void *arg)
 
 	while (cpu_a + cpu_b + cpu_swap < budget && now_s(CLOCK_MONOTONIC) < end) {
 		render_frame();
-		frames++;
+		if (frames++ == 0 && probe_arming)
+			probe_first_swap();
 	}
 	stop = 1;
 	return NULL;
@@ -138,6 +177,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && strcmp(argv[2], "--own-handler") == 0)
 		signal(SIGPROF, own_handler);
+	probe_arming = argc > 2 && strcmp(argv[2], "--probe-arming") == 0;
 	calibrate();
 	testswap_set_spin(per_ms);
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0 ||
@@ -153,5 +193,9 @@ int main(int argc, char **argv)
 	pthread_join(sleeper, NULL);
 	printf("frames %lu\n", frames);
 	printf("cpu_ms hot_a=%.0f hot_b=%.0f swap=%.0f\n", cpu_a * 1e3, cpu_b * 1e3, cpu_swap * 1e3);
+	if (probe_arming && armed_ms >= 0)
+		printf("armed_ms %.1f\n", armed_ms);
+	else if (probe_arming)
+		printf("armed_ms %s\n", armed_ms == -2 ? "unknown" : "none");
 	return 0;
 }

@@ -321,6 +321,35 @@ static void test_named_thread(void)
 	free(text);
 }
 
+/* The render thread becomes known at its first swap; the sampler arms its
+ * timer then, not at its thread's next 0.1 s tick (the first frames would
+ * go unsampled). The renderer watches /proc/self/timers after its first
+ * frame. */
+static void test_arming(void)
+{
+	char out[300], env_lib[300], env_out[320];
+	const char *env[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_HZ=997", env_out, NULL };
+	struct h_run r;
+	const char *armed;
+	double ms = -1;
+
+	path_in(out, sizeof(out), "arming.txt");
+	snprintf(env_lib, sizeof(env_lib), "LD_PRELOAD=%s", preload_lib);
+	snprintf(env_out, sizeof(env_out), "PERFLINK_SAMPLE_OUT=%s", out);
+	TAP_OK(run(&r, "0.1", "--probe-arming", env) == 0 && r.status == 0,
+	       "renderer runs, watching for the sampler's timer");
+	armed = strstr(r.out, "armed_ms ");
+	if (armed && strncmp(armed, "armed_ms unknown", 16) == 0) {
+		TAP_SKIP("no /proc/self/timers (CONFIG_CHECKPOINT_RESTORE)");
+	} else {
+		if (armed)
+			sscanf(armed, "armed_ms %lf", &ms);
+		TAP_OK(ms >= 0 && ms <= 15.0,
+		       "the timer is armed within 15 ms of the first swap: %s", h_oneline(r.out));
+	}
+	h_run_free(&r);
+}
+
 static void test_no_out(void)
 {
 	char env_lib[300];
@@ -363,6 +392,7 @@ int main(int argc, char **argv)
 	test_shares();
 	test_rotation();
 	test_named_thread();
+	test_arming();
 	h_rmdir(dir);
 	return tap_done();
 }
