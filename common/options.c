@@ -76,7 +76,8 @@ static int set_value(const struct pl_option *o, const char *value, char *err, si
 			return -EINVAL;
 		}
 		return 0;
-	case PL_OPT_INT: {
+	case PL_OPT_INT:
+	case PL_OPT_HEX: {
 		long v;
 
 		errno = 0;
@@ -86,8 +87,12 @@ static int set_value(const struct pl_option *o, const char *value, char *err, si
 			return -EINVAL;
 		}
 		if ((double)v < o->min || (double)v > o->max) {
-			seterr(err, errlen, "%s: %ld is outside %.0f..%.0f", o->name, v, o->min,
-			       o->max);
+			if (o->type == PL_OPT_HEX)
+				seterr(err, errlen, "%s: %s is outside 0x%lx..0x%lx", o->name, value,
+				       (long)o->min, (long)o->max);
+			else
+				seterr(err, errlen, "%s: %ld is outside %.0f..%.0f", o->name, v,
+				       o->min, o->max);
 			return -EINVAL;
 		}
 		*(long *)o->target = v;
@@ -300,6 +305,9 @@ void pl__options_print_help(const struct pl_option *table, FILE *out)
 		case PL_OPT_INT:
 			fprintf(out, " (default: %ld)", *(long *)table->target);
 			break;
+		case PL_OPT_HEX:
+			fprintf(out, " (default: 0x%04lx)", *(long *)table->target);
+			break;
 		case PL_OPT_DOUBLE:
 			fprintf(out, " (default: %g)", *(double *)table->target);
 			break;
@@ -405,6 +413,9 @@ int pl__options_write_config(const struct pl_option *table, FILE *out)
 			break;
 		case PL_OPT_INT:
 			fprintf(out, "%s = %ld\n", table->name, *(long *)table->target);
+			break;
+		case PL_OPT_HEX:
+			fprintf(out, "%s = 0x%04lx\n", table->name, *(long *)table->target);
 			break;
 		case PL_OPT_DOUBLE:
 			fprintf(out, "%s = ", table->name);

@@ -15,6 +15,7 @@
 enum pl_opt_type {
 	PL_OPT_BOOL,   /* bool *: "1/0/yes/no/true/false/on/off"; a bare flag is true */
 	PL_OPT_INT,    /* long *, within [min, max] */
+	PL_OPT_HEX,    /* as PL_OPT_INT, shown in hexadecimal (USB ids) */
 	PL_OPT_DOUBLE, /* double *, within [min, max] */
 	PL_OPT_STRING, /* char **: owned (NULL or malloc-ed), replaced with strdup on each set */
 };

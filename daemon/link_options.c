@@ -16,8 +16,8 @@ void pl__link_settings_init(struct pl_link_settings *s)
 		{ "setup-gadget", PL_OPT_BOOL, &s->setup_gadget, 0, 0, NULL,
 		  "make the gadget through configfs and bind it to the UDC (otherwise only "
 		  "ffs-dir is used, and something else binds the gadget)" },
-		{ "vid", PL_OPT_INT, &s->vendor_id, 0, 0xffff, "ID", "USB vendor id (setup-gadget)" },
-		{ "pid", PL_OPT_INT, &s->product_id, 0, 0xffff, "ID",
+		{ "vid", PL_OPT_HEX, &s->vendor_id, 0, 0xffff, "ID", "USB vendor id (setup-gadget)" },
+		{ "pid", PL_OPT_HEX, &s->product_id, 0, 0xffff, "ID",
 		  "USB product id (setup-gadget)" },
 		{ "serial", PL_OPT_STRING, &s->serial, 0, 0, "S", "USB serial number (setup-gadget)" },
 		{ "udc", PL_OPT_STRING, &s->udc, 0, 0, "NAME",

@@ -55,8 +55,8 @@ static const struct pl_option options[] = {
 	{ "tcp", PL_OPT_STRING, &opt.tcp, 0, 0, "HOST:PORT",
 	  "connect to perflinkd over TCP instead of USB (retried every 0.5 s while refused or "
 	  "after the connection drops)" },
-	{ "vid", PL_OPT_INT, &opt.vendor_id, 0, 0xffff, "ID", "USB vendor id of the device" },
-	{ "pid", PL_OPT_INT, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
+	{ "vid", PL_OPT_HEX, &opt.vendor_id, 0, 0xffff, "ID", "USB vendor id of the device" },
+	{ "pid", PL_OPT_HEX, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
 	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "USB: only the device with this serial" },
 	{ "reply", PL_OPT_STRING, &opt.reply, 0, 0, "MODE",
 	  "answer each frame: echo (when not given), digest (SHA-256), ack (16 bytes: frame id, "

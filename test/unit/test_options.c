@@ -4,19 +4,23 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static long hz_int;
 static double ratio;
 static bool flag;
 static char *out;
+static long vid = 0x1d6b;
 
 static const struct pl_option table[] = {
 	{ "hz", PL_OPT_INT, &hz_int, 1, 1000, "N", "rate" },
 	{ "stall_ratio", PL_OPT_DOUBLE, &ratio, 0, 1, "R", "ratio" },
 	{ "foreground", PL_OPT_BOOL, &flag, 0, 0, NULL, "stay in front" },
 	{ "out", PL_OPT_STRING, &out, 0, 0, "PATH", "output" },
+	{ "vid", PL_OPT_HEX, &vid, 0, 0xffff, "ID", "USB vendor id" },
 	PL_OPT_END,
 };
 
@@ -96,6 +100,38 @@ int main(void)
 	TAP_OK(pl__options_parse_argv(table, 2, argv4, &next, err, sizeof(err)) == -EINVAL &&
 		       strstr(err, "needs a value"),
 	       "missing value (%s)", err);
+	{
+		/* USB ids: shown and written in hexadecimal, read in either base */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+
+		pl__options_print_help(table, mem);
+		fclose(mem);
+		TAP_OK(strstr(text, "USB vendor id (default: 0x1d6b)") != NULL,
+		       "--help shows a hexadecimal default as such");
+		free(text);
+		path = write_tmp("vid = 0x10000\n");
+		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+			       strstr(err, "vid: 0x10000 is outside 0x0..0xffff"),
+		       "hexadecimal out of range, said in hexadecimal (%s)", err);
+		unlink(path);
+		path = write_tmp("vid = 4660\n");
+		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0 && vid == 0x1234,
+		       "decimal accepted too");
+		unlink(path);
+		text = NULL;
+		mem = open_memstream(&text, &len);
+		pl__options_write_config(table, mem);
+		fclose(mem);
+		TAP_OK(strstr(text, "\nvid = 0x1234\n") != NULL, "written back in hexadecimal");
+		vid = 0;
+		path = write_tmp(text);
+		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0 && vid == 0x1234,
+		       "and read back (%s)", err);
+		unlink(path);
+		free(text);
+	}
 	pl__options_free(table);
 	TAP_OK(out == NULL, "strings freed");
 	return tap_done();
