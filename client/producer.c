@@ -149,6 +149,12 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 				"know (reserved is not zero: built against a newer perflink.h?)\n");
 		return -EINVAL;
 	}
+	if (o.flags & ~(uint64_t)PL_PRODUCER_KEEP_EVERY_FRAME) {
+		fprintf(stderr, "perflink: pl_producer_open: flags 0x%llx this libperflink does "
+				"not know\n",
+			(unsigned long long)(o.flags & ~(uint64_t)PL_PRODUCER_KEEP_EVERY_FRAME));
+		return -EINVAL;
+	}
 	path = o.socket_path ? o.socket_path : getenv("PERFLINK_SOCKET");
 	if (!path || !*path)
 		path = DEFAULT_SOCKET;
@@ -169,6 +175,8 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	h.slot_bytes = clamp_u32(o.frame_bytes);
 	h.records_bytes = clamp_u32(o.telemetry_bytes ? o.telemetry_bytes : DEFAULT_RING);
 	h.replies_bytes = clamp_u32(o.reply_bytes ? o.reply_bytes : DEFAULT_RING);
+	if (o.flags & PL_PRODUCER_KEEP_EVERY_FRAME)
+		h.flags |= PL_HELLO_KEEP_EVERY_FRAME;
 	snprintf(h.name, sizeof(h.name), "%s",
 		 o.name ? o.name : program_invocation_short_name);
 	if (send(p->sock, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
@@ -181,6 +189,13 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 		if (ret != -EPROTO && w.message[0])
 			fprintf(stderr, "perflink: perflinkd refused this producer: %s\n",
 				w.message);
+		goto fail;
+	}
+	if ((w.flags & h.flags) != h.flags) {
+		/* an older perflinkd: it would replace frames this producer keeps */
+		fprintf(stderr, "perflink: perflinkd does not keep every frame "
+				"(PL_PRODUCER_KEEP_EVERY_FRAME): too old\n");
+		ret = -EOPNOTSUPP;
 		goto fail;
 	}
 	/* the layout is checked against the memory before it is used */

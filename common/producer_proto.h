@@ -50,13 +50,17 @@
 struct pl_producer_hello {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t flags;            /* 0 */
+	uint16_t flags;            /* PL_HELLO_* */
 	uint32_t slot_count;       /* 0 for a telemetry-only producer */
 	uint32_t slot_bytes;       /* the largest frame */
 	uint32_t records_bytes;    /* producer → daemon ring */
 	uint32_t replies_bytes;    /* daemon → producer ring (0: no replies) */
 	char name[PL_PRODUCER_NAME_MAX]; /* for logs; NUL-padded */
 };
+
+/* Hello flags. */
+#define PL_HELLO_KEEP_EVERY_FRAME 0x1u /* frames wait for room, never replaced */
+#define PL_HELLO_KNOWN_FLAGS PL_HELLO_KEEP_EVERY_FRAME
 
 struct pl_producer_welcome {
 	uint32_t magic;
@@ -65,7 +69,7 @@ struct pl_producer_welcome {
 	uint32_t producer_id;      /* 1..65535 */
 	uint32_t slot_count, slot_bytes;
 	uint32_t records_cap, replies_cap;
-	uint32_t pad;
+	uint32_t flags;            /* the hello's flags this daemon honours */
 	uint64_t shm_bytes;
 	uint64_t records_off, replies_off, slots_off;
 	char message[128];

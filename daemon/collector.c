@@ -46,6 +46,13 @@ struct producer {
 
 	uint64_t frames, frames_sent, frames_held, frames_not_sent;
 	uint64_t telemetry, telemetry_bad, bad_records, replies_routed, replies_dropped;
+
+	/* PL_HELLO_KEEP_EVERY_FRAME: a frame the link has no room for waits
+	 * here (its slot stays READY) and the ring is not read past it */
+	bool keep_every_frame;
+	bool have_waiting;
+	struct pl_producer_frame_rec waiting;
+	uint64_t frames_waited; /* frames that had to wait for room */
 };
 
 struct pl_collector {
@@ -139,26 +146,13 @@ static void bad_record(struct producer *p, const char *what)
 			      p->name, (int)p->pid, what);
 }
 
-static void handle_frame(struct producer *p, const void *rec, size_t len)
+/* The frame of a checked record to the sink, and its slot back to the
+ * producer. */
+static void send_frame(struct producer *p, const struct pl_producer_frame_rec *rec)
 {
-	struct pl_producer_frame_rec fr;
-	uint32_t state;
+	struct pl_producer_frame_rec fr = *rec;
 	int ret;
 
-	if (len != sizeof(fr)) {
-		bad_record(p, "a frame record of the wrong size");
-		return;
-	}
-	memcpy(&fr, rec, sizeof(fr));
-	if (fr.slot >= p->view.slot_count || fr.len > p->view.slot_bytes) {
-		bad_record(p, "a frame record naming a slot or length out of range");
-		return;
-	}
-	state = atomic_load_explicit(&p->view.shm->slot_state[fr.slot], memory_order_acquire);
-	if (state != PL_SLOT_READY) {
-		bad_record(p, "a frame record for a slot that is not ready");
-		return;
-	}
 	p->frames++;
 	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr.frame_id),
 			       pl__producer_view_slot(&p->view, fr.slot), fr.len,
@@ -175,6 +169,44 @@ static void handle_frame(struct producer *p, const void *rec, size_t len)
 	}
 	/* The link sent or copied the bytes: the slot is the producer's again. */
 	atomic_store_explicit(&p->view.shm->slot_state[fr.slot], PL_SLOT_FREE, memory_order_release);
+}
+
+static bool link_has_room(const struct producer *p, uint32_t len)
+{
+	const struct pl_collector *c = p->c;
+
+	return !c->sink.frame_fits || c->sink.frame_fits(c->sink_ctx, len);
+}
+
+/* A frame record: checked, then sent, or kept waiting for room (false:
+ * read no further records now). */
+static bool handle_frame(struct producer *p, const void *rec, size_t len)
+{
+	struct pl_producer_frame_rec fr;
+	uint32_t state;
+
+	if (len != sizeof(fr)) {
+		bad_record(p, "a frame record of the wrong size");
+		return true;
+	}
+	memcpy(&fr, rec, sizeof(fr));
+	if (fr.slot >= p->view.slot_count || fr.len > p->view.slot_bytes) {
+		bad_record(p, "a frame record naming a slot or length out of range");
+		return true;
+	}
+	state = atomic_load_explicit(&p->view.shm->slot_state[fr.slot], memory_order_acquire);
+	if (state != PL_SLOT_READY) {
+		bad_record(p, "a frame record for a slot that is not ready");
+		return true;
+	}
+	if (p->keep_every_frame && !link_has_room(p, fr.len)) {
+		p->waiting = fr;
+		p->have_waiting = true;
+		p->frames_waited++;
+		return false;
+	}
+	send_frame(p, &fr);
+	return true;
 }
 
 /* One or more JSON lines; each must end in '\n' and hold no NUL. */
@@ -208,7 +240,16 @@ static bool drain(struct producer *p)
 	unsigned n;
 	bool freed_slot = false;
 
-	for (n = 0; n < RECORDS_PER_WAKEUP; n++) {
+	if (p->have_waiting) {
+		/* The slot is still READY (the producer cannot take it back): the
+		 * record checked then holds. */
+		if (!link_has_room(p, p->waiting.len))
+			return true;
+		p->have_waiting = false;
+		send_frame(p, &p->waiting);
+		freed_slot = true;
+	}
+	for (n = 0; n < RECORDS_PER_WAKEUP && !p->have_waiting; n++) {
 		uint32_t kind;
 		size_t len;
 		int r = pl__shm_ring_pop(&p->view.records, &kind, p->record_buf,
@@ -221,8 +262,8 @@ static bool drain(struct producer *p)
 			continue;
 		}
 		if (kind == PL_REC_FRAME) {
-			handle_frame(p, p->record_buf, len);
-			freed_slot = true;
+			if (handle_frame(p, p->record_buf, len))
+				freed_slot = true;
 		} else if (kind == PL_REC_TELEMETRY) {
 			handle_telemetry(p, p->record_buf, len);
 		} else {
@@ -235,7 +276,7 @@ static bool drain(struct producer *p)
 		producer_drop(p, "dropped after too many malformed records");
 		return false;
 	}
-	if (n == RECORDS_PER_WAKEUP) {
+	if (n == RECORDS_PER_WAKEUP && !p->have_waiting) {
 		/* More waiting: come back after the other fds had their turn. */
 		uint64_t one = 1;
 
@@ -243,6 +284,17 @@ static bool drain(struct producer *p)
 			pl__log_warn("collector: eventfd");
 	}
 	return true;
+}
+
+void pl__collector_writable(struct pl_collector *c)
+{
+	struct producer *p = c->producers, *next;
+
+	for (; p; p = next) {
+		next = p->next; /* drain may drop p */
+		if (p->have_waiting)
+			drain(p);
+	}
 }
 
 static void on_records(void *ctx, int fd, uint32_t events)
@@ -400,6 +452,15 @@ static void on_hello(struct producer *p)
 		producer_drop(p, "refused");
 		return;
 	}
+	if (h.flags & ~PL_HELLO_KNOWN_FLAGS) {
+		snprintf(w.message, sizeof(w.message), "hello flags 0x%x this perflinkd does not know",
+			 (unsigned)(h.flags & ~PL_HELLO_KNOWN_FLAGS));
+		refuse(p, &w, -EINVAL);
+		producer_drop(p, "refused");
+		return;
+	}
+	p->keep_every_frame = (h.flags & PL_HELLO_KEEP_EVERY_FRAME) != 0;
+	w.flags = h.flags;
 	memcpy(p->name, h.name, PL_PRODUCER_NAME_MAX);
 	p->name[PL_PRODUCER_NAME_MAX] = '\0';
 	for (char *s = p->name; *s; s++)
@@ -601,6 +662,8 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 		pl__json_u64(j, "frames_sent", p->frames_sent);
 		pl__json_u64(j, "frames_held", p->frames_held);
 		pl__json_u64(j, "frames_not_sent", p->frames_not_sent);
+		pl__json_bool(j, "keep_every_frame", p->keep_every_frame);
+		pl__json_u64(j, "frames_waited", p->frames_waited);
 		pl__json_u64(j, "telemetry", p->telemetry);
 		pl__json_u64(j, "telemetry_dropped_by_producer",
 			     atomic_load_explicit(&p->view.shm->records_dropped, memory_order_relaxed));

@@ -12,6 +12,7 @@
 #ifndef PL_DAEMON_COLLECTOR_H
 #define PL_DAEMON_COLLECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,11 @@ struct pl_collector_sink {
 		     const uint64_t *payload_xxh3);
 	/* One JSON line ending in '\n' (NUL-terminated). */
 	void (*telemetry)(void *ctx, const char *line, size_t len);
+	/* Whether a frame of len bytes would be sent at once, for producers
+	 * that keep every frame (PL_HELLO_KEEP_EVERY_FRAME): theirs wait in
+	 * their slot until this says yes and pl__collector_writable is called.
+	 * NULL: always. */
+	bool (*frame_fits)(void *ctx, size_t len);
 };
 
 struct pl_collector_config {
@@ -49,6 +55,9 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
  * dropped and counted). */
 int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const void *payload,
 			size_t len);
+/* Room opened on the link (or it came up): frames that wait for it go now,
+ * in the order they came. */
+void pl__collector_writable(struct pl_collector *c);
 /* The "collector" object of `perflink status`. */
 void pl__collector_status(const struct pl_collector *c, struct pl_json *j);
 void pl__collector_close(struct pl_collector *c);

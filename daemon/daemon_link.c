@@ -18,6 +18,7 @@ struct pl_daemon_link {
 	uint64_t telemetry_sent, telemetry_dropped, host_messages;
 	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
 	pl__daemon_link_reply_fn on_reply;
+	pl__daemon_link_room_fn on_room;
 	void *reply_ctx;
 };
 
@@ -90,11 +91,30 @@ static void on_diag(void *ctx, uint64_t expirations)
 	dl->diag_sent_before = st.frames_sent + st.messages_sent;
 }
 
+static void on_room(void *ctx)
+{
+	struct pl_daemon_link *dl = ctx;
+
+	if (dl->on_room)
+		dl->on_room(dl->reply_ctx);
+}
+
+static void on_up(void *ctx, unsigned packet_size)
+{
+	(void)packet_size;
+	on_room(ctx);
+}
+
+bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len)
+{
+	return pl__link_frame_fits(dl->link, len);
+}
+
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
-			  void *reply_ctx)
+			  pl__daemon_link_room_fn on_room_fn, void *ctx)
 {
-	static const struct pl_link_handlers h = { NULL, NULL, on_message, NULL };
+	static const struct pl_link_handlers h = { on_up, NULL, on_message, on_room };
 	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
 	struct pl_link_config lc;
 	int err;
@@ -103,7 +123,8 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 		return -ENOMEM;
 	pl__json_init(&dl->j);
 	dl->on_reply = on_reply;
-	dl->reply_ctx = reply_ctx;
+	dl->on_room = on_room_fn;
+	dl->reply_ctx = ctx;
 	pl__link_config_default(&lc);
 	pl__link_settings_apply(s, &lc);
 	if ((err = pl__link_open(&dl->link, &lc, loop, &h, dl)) < 0) {
@@ -168,13 +189,14 @@ void pl__daemon_link_stop(struct pl_daemon_link *dl)
 
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
-			  void *reply_ctx)
+			  pl__daemon_link_room_fn on_room, void *ctx)
 {
 	(void)out;
 	(void)loop;
 	(void)s;
 	(void)on_reply;
-	(void)reply_ctx;
+	(void)on_room;
+	(void)ctx;
 	pl__log_warnx("link: this perflinkd was built without libaio: no link");
 	return -ENOTSUP;
 }
@@ -183,6 +205,13 @@ void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 {
 	(void)dl;
 	(void)json_line;
+}
+
+bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len)
+{
+	(void)dl;
+	(void)len;
+	return false;
 }
 
 int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,

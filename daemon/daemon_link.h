@@ -9,6 +9,7 @@
 #include "json_writer.h"
 #include "link_options.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,11 +19,18 @@ struct pl_daemon_link;
 typedef void (*pl__daemon_link_reply_fn)(void *ctx, uint64_t frame_id, const uint8_t *payload,
 					 size_t len);
 
+/* Room opened for frames (sends completed, or the host came): a moment to
+ * offer frames that wait for it (pl__daemon_link_frame_fits). */
+typedef void (*pl__daemon_link_room_fn)(void *ctx);
+
 /* 0, or -errno (logged); -ENOTSUP where the link is not built (no libaio).
- * on_reply may be NULL (replies are then counted only). */
+ * on_reply and on_room may be NULL (replies are then counted only); both
+ * get ctx. */
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
-			  void *reply_ctx);
+			  pl__daemon_link_room_fn on_room, void *ctx);
+/* Whether a frame of len bytes would be sent at once (not held). */
+bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len);
 /* A producer's frame: 0 sent, 1 or 2 held (newest wins), -errno not sent
  * (-ENOTCONN: no host). payload_xxh3: its wire checksum, or NULL. */
 int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,

@@ -94,6 +94,23 @@ static int on_producer_frame(void *ctx, uint64_t frame_id, const void *data, siz
 	return pl__daemon_link_frame(d->link, frame_id, data, len, payload_xxh3);
 }
 
+/* Producers that keep every frame wait for room; without a link there is
+ * nothing to wait for (their frames are counted as not sent). */
+static bool on_producer_frame_fits(void *ctx, size_t len)
+{
+	struct daemon *d = ctx;
+
+	return !d->link || pl__daemon_link_frame_fits(d->link, len);
+}
+
+static void on_link_room(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (d->collector)
+		pl__collector_writable(d->collector);
+}
+
 static void on_producer_line(void *ctx, const char *line, size_t len)
 {
 	struct daemon *d = ctx;
@@ -441,10 +458,11 @@ static int open_all(struct daemon *d)
 	}
 	/* The link first, so that the modules' first lines can go out. */
 	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg,
-							 on_host_reply, d)) < 0)
+							 on_host_reply, on_link_room, d)) < 0)
 		return ret;
 	if (!d->cfg.producer_socket || *d->cfg.producer_socket) {
-		static const struct pl_collector_sink sink = { on_producer_frame, on_producer_line };
+		static const struct pl_collector_sink sink = { on_producer_frame, on_producer_line,
+							       on_producer_frame_fits };
 		struct pl_collector_config col = {
 			.path = d->cfg.producer_socket,
 			.group = d->cfg.control_group,

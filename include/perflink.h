@@ -21,6 +21,11 @@
  *                   use_reply(id, reply, len);
  *   }
  *
+ * With PL_PRODUCER_KEEP_EVERY_FRAME in the options' flags, no frame is
+ * replaced: a frame waits in its slot until the link has room for it, so
+ * a slow or absent host slows the producer down instead (pl_frame_begin
+ * returns NULL once every slot waits).
+ *
  * Functions return 0 (or 1 where said) on success and a negative errno on
  * failure; they leave errno alone. A pl_producer may be used from several
  * threads. Link with -lperflink. */
@@ -53,17 +58,25 @@ struct pl_producer_options {
 	size_t frame_bytes;        /* the largest frame; 0: no frames, telemetry only */
 	size_t reply_bytes;        /* room for replies not yet read; 0: 64 KiB */
 	size_t telemetry_bytes;    /* room for telemetry not yet taken; 0: 64 KiB */
+	uint64_t flags;            /* PL_PRODUCER_* below; 0: frames may be replaced */
 	/* Zero (as "= { ... }" leaves it): room for options to come, so the
 	 * struct keeps its size. pl_producer_open refuses a nonzero one
 	 * (-EINVAL): a program built against a newer perflink.h asked for
 	 * something this library does not do. */
-	uint64_t reserved[8];
+	uint64_t reserved[7];
 };
+
+/* Every frame is sent, in order: one the link has no room for waits in its
+ * slot (and the records after it wait behind it) instead of being held and
+ * replaced by a newer one. Backpressure: with every slot waiting,
+ * pl_frame_begin returns NULL. While no host is connected frames wait too. */
+#define PL_PRODUCER_KEEP_EVERY_FRAME 0x1u
 
 /* Connect to perflinkd. -ENOENT or -ECONNREFUSED: no daemon runs; -EACCES:
  * not allowed (root, perflinkd's user and its control group are);
  * -EINVAL/-E2BIG: the daemon refused the sizes (a message says why), or
- * -EINVAL: opt->reserved is not zero;
+ * -EINVAL: opt->reserved is not zero or opt->flags has an unknown bit;
+ * -EOPNOTSUPP: the daemon does not do what opt->flags asks (an older one);
  * -ETIMEDOUT: the daemon did not answer within 2 s (stopped or stuck). */
 PERFLINK_API int pl_producer_open(struct pl_producer **out,
 				  const struct pl_producer_options *opt);

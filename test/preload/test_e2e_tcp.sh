@@ -26,31 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0 failed=0
-check() { # description, then a shell condition
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
-diag() { sed 's/^/# /' "$@"; }
-status() { "$perflink" status --json --socket "$d/control" 2>/dev/null; }
-
-: >"$d/empty.conf"
-"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
-	--pidfile "" --link --link-tcp 127.0.0.1:0 2>"$d/daemon.err" &
-dpid=$!
-port=
-for _ in $(seq 100); do
-	port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-check "perflinkd listens on a tcp port ($port)" '[ -n "$port" ]'
-[ -n "$port" ] || { diag "$d/daemon.err"; echo "1..$n"; exit 1; }
+. "$(dirname "$0")/tcp_link_lib.sh"
+start_daemon_tcp
 
 "$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &
 hpid=$!
@@ -113,11 +90,4 @@ check "perflinkd's collector saw the four producers (the pipeline's own)" \
 	"echo '$st' | grep -q '\"accepted\":4'"
 check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
 
-if [ $failed -ne 0 ]; then
-	echo "# --- daemon"; diag "$d/daemon.err"
-	echo "# --- host"; diag "$d/host.out"
-	echo "# --- summary"; diag "$d/host/summary.json" 2>/dev/null
-	echo "# --- status"; echo "$st" | sed 's/^/# /'
-fi
-echo "1..$n"
-[ $failed -eq 0 ]
+finish

@@ -4,7 +4,10 @@
  * it; it is also the smallest example of the API (include/perflink.h).
  *
  *   frame_producer [--socket PATH] [--frames N] [--bytes B] [--fps F]
- *                  [--wait-replies S] [--pipeline]
+ *                  [--wait-replies S] [--pipeline] [--keep-every-frame]
+ *
+ * --keep-every-frame: PL_PRODUCER_KEEP_EVERY_FRAME (frames wait for the
+ * link instead of being replaced; the producer slows down).
  *
  * Prints one line: frames N committed N sent N held N not_sent N lost N
  * replies N bad_replies N. A reply is good when it is the host's echo of
@@ -71,6 +74,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--pipeline")) {
 			pipeline = true;
+			continue;
+		}
+		if (!strcmp(a, "--keep-every-frame")) {
+			o.flags |= PL_PRODUCER_KEEP_EVERY_FRAME;
 			continue;
 		}
 		if (!v) {

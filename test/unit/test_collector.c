@@ -59,6 +59,16 @@ static int sink_frame(void *ctx, uint64_t wire_frame_id, const void *data, size_
 	return frame_result;
 }
 
+/* Whether the "link" has room for a frame now (keep-every-frame producers). */
+static atomic_bool room = true;
+
+static bool sink_fits(void *ctx, size_t len)
+{
+	(void)ctx;
+	(void)len;
+	return atomic_load(&room);
+}
+
 static void sink_line(void *ctx, const char *line, size_t len)
 {
 	(void)ctx;
@@ -209,6 +219,81 @@ static void test_frames_and_replies(void)
 	pl_producer_close(p);
 }
 
+/* PL_PRODUCER_KEEP_EVERY_FRAME: with no room on the link, frames wait in
+ * their slots (none sent, none held or replaced) until the producer runs
+ * out of slots; when room opens they go in order. */
+static void test_keep_every_frame(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "recorder",
+					 .frame_slots = 2, .frame_bytes = 4096,
+					 .flags = PL_PRODUCER_KEEP_EVERY_FRAME };
+	struct pl_producer_stats ps;
+	struct pl_producer *p;
+	struct pl_producer_welcome w;
+	struct pl_producer_hello h = { .magic = PL_PRODUCER_MAGIC, .version = PL_PRODUCER_VERSION,
+				       .flags = 0x8000, .records_bytes = 4096 };
+	uint64_t before, first_id = 0;
+	char st[8192];
+	size_t cap;
+	int fd;
+
+	o.flags = 0x2;
+	TAP_OK(pl_producer_open(&p, &o) == -EINVAL, "an unknown flag: -EINVAL");
+	fd = raw_connect();
+	send(fd, &h, sizeof(h), 0);
+	TAP_OK(recv(fd, &w, sizeof(w), 0) == (ssize_t)sizeof(w) && w.status == -EINVAL &&
+		       strstr(w.message, "flags 0x8000"),
+	       "a hello with a flag the daemon does not know is refused: %s", w.message);
+	close(fd);
+	o.flags = PL_PRODUCER_KEEP_EVERY_FRAME;
+	fd = pl_producer_open(&p, &o);
+	TAP_OK(fd == 0, "a producer that keeps every frame connects");
+	if (fd != 0)
+		return;
+	atomic_store(&room, false);
+	before = seen(&seen_frames);
+	for (unsigned i = 0; i < 2; i++) {
+		uint8_t *buf = pl_frame_begin(p, &cap);
+
+		if (!buf)
+			break;
+		memset(buf, 'k' + i, 100);
+		pl_frame_commit(p, buf, 100, 500 + i);
+	}
+	usleep(100000);
+	TAP_EQ_U64(seen(&seen_frames) - before, 0, "no room: nothing sent");
+	TAP_OK(pl_frame_begin(p, &cap) == NULL, "both slots wait: pl_frame_begin says no (backpressure)");
+	status(st, sizeof(st));
+	TAP_OK(strstr(st, "\"name\":\"recorder\"") && strstr(st, "\"keep_every_frame\":true") &&
+		       strstr(st, "\"frames_waited\":1"),
+	       "status: keeps every frame, one waited (the second is behind it in the ring)");
+
+	atomic_store(&room, true);
+	pthread_mutex_lock(&loop_lock);
+	pl__collector_writable(collector);
+	pthread_mutex_unlock(&loop_lock);
+	TAP_OK(wait_seen(&seen_frames, before + 2), "room: both frames sent (%llu)",
+	       (unsigned long long)(seen(&seen_frames) - before));
+	pthread_mutex_lock(&seen_lock);
+	first_id = last_frame_id;
+	TAP_OK((first_id & 0xffffffffffffull) == 501 && last_frame[0] == 'l',
+	       "in order: the second frame last, its bytes whole");
+	pthread_mutex_unlock(&seen_lock);
+	{
+		void *buf = NULL;
+
+		for (int i = 0; i < 200 && !(buf = pl_frame_begin(p, &cap)); i++)
+			usleep(10000);
+		TAP_OK(buf != NULL, "a slot is free again");
+		if (buf)
+			pl_frame_abort(p, buf);
+	}
+	pl_producer_get_stats(p, &ps);
+	TAP_OK(ps.frames_sent == 2 && ps.frames_held == 0 && ps.frames_not_sent == 0,
+	       "stats: 2 sent, none held, none not sent");
+	pl_producer_close(p);
+}
+
 static void test_hostile(void)
 {
 	struct pl_producer_options o = { .socket_path = sock_path, .name = "evil",
@@ -338,7 +423,7 @@ static void test_silent_daemon(const char *dir)
 
 int main(void)
 {
-	static const struct pl_collector_sink sink = { sink_frame, sink_line };
+	static const struct pl_collector_sink sink = { sink_frame, sink_line, sink_fits };
 	struct pl_collector_config cfg = { .max_frame_bytes = 1u << 20 };
 	char dir[] = "/tmp/pl-test-collector-XXXXXX", err[256];
 	pthread_t t;
@@ -362,11 +447,12 @@ int main(void)
 		struct pl_producer_options o = { .socket_path = "/tmp/pl-test-collector-none/x" };
 
 		TAP_OK(pl_producer_open(&p, &o) == -ENOENT, "no daemon: -ENOENT, not a crash");
-		o.reserved[7] = 1;
+		o.reserved[6] = 1;
 		TAP_OK(pl_producer_open(&p, &o) == -EINVAL,
 		       "an option this library does not know (reserved not zero): -EINVAL");
 	}
 	test_frames_and_replies();
+	test_keep_every_frame();
 	test_hostile();
 	test_silent_daemon(dir);
 	atomic_store(&stop, true);

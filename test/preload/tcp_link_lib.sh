@@ -1,0 +1,46 @@
+# Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh):
+# TAP checks, and a perflinkd with its link on a free local TCP port.
+# Needs $perflinkd, $perflink and $d (a scratch directory) set, and $st
+# (the last status) for finish; sets $dpid and $port.
+
+n=0 failed=0
+check() { # description, then a shell condition
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+	fi
+}
+diag() { sed 's/^/# /' "$@"; }
+status() { "$perflink" status --json --socket "$d/control" 2>/dev/null; }
+
+# perflinkd --link-tcp 127.0.0.1:0 in the background; waits for its port
+# (a failed check and exit when it never says one).
+start_daemon_tcp() {
+	: >"$d/empty.conf"
+	"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
+		--pidfile "" --link --link-tcp 127.0.0.1:0 2>"$d/daemon.err" &
+	dpid=$!
+	port=
+	for _ in $(seq 100); do
+		port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	check "perflinkd listens on a tcp port ($port)" '[ -n "$port" ]'
+	[ -n "$port" ] || { diag "$d/daemon.err"; echo "1..$n"; exit 1; }
+}
+
+# The plan, and on failure what each part said; the exit status.
+finish() {
+	if [ $failed -ne 0 ]; then
+		echo "# --- daemon"; diag "$d/daemon.err"
+		echo "# --- host"; diag "$d/host.out"
+		echo "# --- summary"; diag "$d/host/summary.json" 2>/dev/null
+		echo "# --- status"; echo "$st" | sed 's/^/# /'
+	fi
+	echo "1..$n"
+	[ $failed -eq 0 ]
+}
