@@ -241,8 +241,9 @@ static bool drain(struct producer *p)
 	bool freed_slot = false;
 
 	if (p->have_waiting) {
-		/* The slot is still READY (the producer cannot take it back): the
-		 * record checked then holds. */
+		/* The record was checked when it came, and the slot's place and
+		 * size cannot change: a producer that rewrites the slot or its
+		 * state meanwhile spoils only its own frame. */
 		if (!link_has_room(p, p->waiting.len))
 			return true;
 		p->have_waiting = false;
