@@ -136,6 +136,7 @@ static const struct pl_producer_options unset_options;
 int pl_producer_open(struct pl_producer **out, const struct pl_producer_options *opt)
 {
 	struct pl_producer_options o = { 0 };
+	uint64_t unknown_flags;
 	struct pl_producer_hello h;
 	struct pl_producer_welcome w;
 	struct pl_producer *p;
@@ -149,10 +150,11 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 				"know (reserved is not zero: built against a newer perflink.h?)\n");
 		return -EINVAL;
 	}
-	if (o.flags & ~(uint64_t)PL_PRODUCER_KEEP_EVERY_FRAME) {
+	unknown_flags = o.flags & ~(uint64_t)PL_PRODUCER_KEEP_EVERY_FRAME;
+	if (unknown_flags) {
 		fprintf(stderr, "perflink: pl_producer_open: flags 0x%llx this libperflink does "
 				"not know\n",
-			(unsigned long long)(o.flags & ~(uint64_t)PL_PRODUCER_KEEP_EVERY_FRAME));
+			(unsigned long long)unknown_flags);
 		return -EINVAL;
 	}
 	path = o.socket_path ? o.socket_path : getenv("PERFLINK_SOCKET");

@@ -148,15 +148,14 @@ static void bad_record(struct producer *p, const char *what)
 
 /* The frame of a checked record to the sink, and its slot back to the
  * producer. */
-static void send_frame(struct producer *p, const struct pl_producer_frame_rec *rec)
+static void send_frame(struct producer *p, const struct pl_producer_frame_rec *fr)
 {
-	struct pl_producer_frame_rec fr = *rec;
 	int ret;
 
 	p->frames++;
-	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr.frame_id),
-			       pl__producer_view_slot(&p->view, fr.slot), fr.len,
-			       fr.flags & PL_FRAME_REC_HASHED ? &fr.payload_xxh3 : NULL);
+	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr->frame_id),
+			       pl__producer_view_slot(&p->view, fr->slot), fr->len,
+			       fr->flags & PL_FRAME_REC_HASHED ? &fr->payload_xxh3 : NULL);
 	if (ret == 0) {
 		p->frames_sent++;
 		atomic_fetch_add_explicit(&p->view.shm->frames_sent, 1, memory_order_relaxed);
@@ -168,7 +167,7 @@ static void send_frame(struct producer *p, const struct pl_producer_frame_rec *r
 		atomic_fetch_add_explicit(&p->view.shm->frames_not_sent, 1, memory_order_relaxed);
 	}
 	/* The link sent or copied the bytes: the slot is the producer's again. */
-	atomic_store_explicit(&p->view.shm->slot_state[fr.slot], PL_SLOT_FREE, memory_order_release);
+	atomic_store_explicit(&p->view.shm->slot_state[fr->slot], PL_SLOT_FREE, memory_order_release);
 }
 
 static bool link_has_room(const struct producer *p, uint32_t len)

@@ -19,7 +19,7 @@ struct pl_daemon_link {
 	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
 	pl__daemon_link_reply_fn on_reply;
 	pl__daemon_link_room_fn on_room;
-	void *reply_ctx;
+	void *ctx; /* of on_reply and on_room */
 };
 
 /* Replies go to the producer of the frame; commands are counted (none is
@@ -30,7 +30,7 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 
 	dl->host_messages++;
 	if (hdr->type == PL_MSG_REPLY && dl->on_reply)
-		dl->on_reply(dl->reply_ctx, hdr->frame_id, payload, hdr->payload_len);
+		dl->on_reply(dl->ctx, hdr->frame_id, payload, hdr->payload_len);
 }
 
 static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct pl_link_stats *st)
@@ -96,7 +96,7 @@ static void on_room(void *ctx)
 	struct pl_daemon_link *dl = ctx;
 
 	if (dl->on_room)
-		dl->on_room(dl->reply_ctx);
+		dl->on_room(dl->ctx);
 }
 
 static void on_up(void *ctx, unsigned packet_size)
@@ -124,7 +124,7 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 	pl__json_init(&dl->j);
 	dl->on_reply = on_reply;
 	dl->on_room = on_room_fn;
-	dl->reply_ctx = ctx;
+	dl->ctx = ctx;
 	pl__link_config_default(&lc);
 	pl__link_settings_apply(s, &lc);
 	if ((err = pl__link_open(&dl->link, &lc, loop, &h, dl)) < 0) {

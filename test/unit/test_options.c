@@ -24,23 +24,25 @@ static const struct pl_option table[] = {
 	PL_OPT_END,
 };
 
-static char *write_tmp(const char *text)
+/* Load text as a config file (a temporary one, removed again). */
+static int load_text(const char *text, char *err, size_t errlen)
 {
-	static char path[64];
-	int fd;
+	char path[64];
+	int fd, rc;
 
 	snprintf(path, sizeof(path), "/tmp/pl-test-options-XXXXXX");
 	fd = mkstemp(path);
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 		abort();
 	close(fd);
-	return path;
+	rc = pl__config_load(table, path, err, errlen);
+	unlink(path);
+	return rc;
 }
 
 int main(void)
 {
 	char err[PL_ERRBUF] = "";
-	char *path;
 	int next;
 	char *argv1[] = { "prog", "--hz=20", "--stall-ratio", "0.5", "--foreground", "--out",
 			  "/x", "rest", NULL };
@@ -48,41 +50,32 @@ int main(void)
 	char *argv3[] = { "prog", "--bogus", NULL };
 	char *argv4[] = { "prog", "--out", NULL };
 
-	path = write_tmp("# comment\n\nhz = 25\nstall-ratio=0.25 # trailing\nout = \"/a b\"\n"
-			 "foreground = yes\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0, "good file loads (%s)", err);
+	TAP_OK(load_text("# comment\n\nhz = 25\nstall-ratio=0.25 # trailing\nout = \"/a b\"\n"
+			 "foreground = yes\n",
+			 err, sizeof(err)) == 0,
+	       "good file loads (%s)", err);
 	TAP_OK(hz_int == 25 && ratio == 0.25 && flag && out && strcmp(out, "/a b") == 0,
 	       "values from the file");
-	unlink(path);
 
-	path = write_tmp("hz = 25\n\nhz = 2000\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL, "out of range refused");
+	TAP_OK(load_text("hz = 25\n\nhz = 2000\n", err, sizeof(err)) == -EINVAL,
+	       "out of range refused");
 	TAP_OK(strstr(err, ":3: hz: 2000 is outside") != NULL, "error names file:line (%s)", err);
-	unlink(path);
 
-	path = write_tmp("hz 25\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+	TAP_OK(load_text("hz 25\n", err, sizeof(err)) == -EINVAL &&
 		       strstr(err, ":1: expected 'key = value'"),
 	       "line without '=' refused (%s)", err);
-	unlink(path);
 
-	path = write_tmp("colour = blue\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+	TAP_OK(load_text("colour = blue\n", err, sizeof(err)) == -EINVAL &&
 		       strstr(err, ":1: unknown key 'colour'"),
 	       "unknown key refused (%s)", err);
-	unlink(path);
 
-	path = write_tmp("out = \"open\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+	TAP_OK(load_text("out = \"open\n", err, sizeof(err)) == -EINVAL &&
 		       strstr(err, "unterminated quote"),
 	       "unterminated quote refused (%s)", err);
-	unlink(path);
 
-	path = write_tmp("foreground = maybe\n");
-	TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+	TAP_OK(load_text("foreground = maybe\n", err, sizeof(err)) == -EINVAL &&
 		       strstr(err, "not a boolean"),
 	       "bad boolean refused (%s)", err);
-	unlink(path);
 
 	TAP_OK(pl__config_load(table, "/nonexistent/perflink.conf", err, sizeof(err)) == -ENOENT,
 	       "missing file is -ENOENT");
@@ -111,25 +104,19 @@ int main(void)
 		TAP_OK(strstr(text, "USB vendor id (default: 0x1d6b)") != NULL,
 		       "--help shows a hexadecimal default as such");
 		free(text);
-		path = write_tmp("vid = 0x10000\n");
-		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == -EINVAL &&
+		TAP_OK(load_text("vid = 0x10000\n", err, sizeof(err)) == -EINVAL &&
 			       strstr(err, "vid: 0x10000 is outside 0x0..0xffff"),
 		       "hexadecimal out of range, said in hexadecimal (%s)", err);
-		unlink(path);
-		path = write_tmp("vid = 4660\n");
-		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0 && vid == 0x1234,
+		TAP_OK(load_text("vid = 4660\n", err, sizeof(err)) == 0 && vid == 0x1234,
 		       "decimal accepted too");
-		unlink(path);
 		text = NULL;
 		mem = open_memstream(&text, &len);
 		pl__options_write_config(table, mem);
 		fclose(mem);
 		TAP_OK(strstr(text, "\nvid = 0x1234\n") != NULL, "written back in hexadecimal");
 		vid = 0;
-		path = write_tmp(text);
-		TAP_OK(pl__config_load(table, path, err, sizeof(err)) == 0 && vid == 0x1234,
+		TAP_OK(load_text(text, err, sizeof(err)) == 0 && vid == 0x1234,
 		       "and read back (%s)", err);
-		unlink(path);
 		free(text);
 	}
 	pl__options_free(table);
