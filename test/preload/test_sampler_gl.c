@@ -249,15 +249,18 @@ static double report_fps(const char *text)
 	return s ? atof(s + strlen("\nrender_stats fps=")) : -1;
 }
 
-/* The highest "on the stack" share of a Mesa library, and whether the
- * first entry from outside glxgears and libc is one. */
-static double mesa_share(const char *text, bool *first_outside_is_mesa)
+/* The highest "on the stack" share of a Mesa library, and whether no
+ * entry from outside glxgears and libc has a higher one. Shares are
+ * compared, not places in the list: a callee of Mesa's on every one of its
+ * samples (libX11's XGetGeometry, waiting for a loaded X server) has the
+ * same share as its Mesa callers, and the report lists equal shares by
+ * name. */
+static double mesa_share(const char *text, bool *mesa_hottest_outside)
 {
 	const char *s = text ? strstr(text, "-- on the stack") : NULL;
-	double best = 0;
-	bool seen_outside = false;
+	double best = 0, best_other = 0;
 
-	*first_outside_is_mesa = false;
+	*mesa_hottest_outside = false;
 	if (!s)
 		return 0;
 	for (s = strchr(s, '\n'); s && s[1] && strncmp(s + 1, "-- ", 3) != 0; s = strchr(s + 1, '\n')) {
@@ -268,15 +271,13 @@ static double mesa_share(const char *text, bool *first_outside_is_mesa)
 		if (sscanf(line, "%lf%%", &pct) != 1)
 			continue;
 		if (matches(MESA_RE, line)) {
-			if (!seen_outside)
-				*first_outside_is_mesa = true;
-			seen_outside = true;
 			if (pct > best)
 				best = pct;
-		} else if (!matches("(glxgears|libc\\.so)", line)) {
-			seen_outside = true;
+		} else if (!matches("(glxgears|libc\\.so)", line) && pct > best_other) {
+			best_other = pct;
 		}
 	}
+	*mesa_hottest_outside = best > 0 && best >= best_other;
 	return best;
 }
 
