@@ -10,7 +10,7 @@
  *
  * --hash 1 computes the XXH3-64 of every byte before it is submitted, as the
  * link must for its wire checksum, with the build the link would choose
- * (common/payload_hash.c; PERFLINK_HASH_IMPL names one): under emulation the rig's "cable" is
+ * (common/wire/payload_hash.c; PERFLINK_HASH_IMPL names one): under emulation the rig's "cable" is
  * the same two CPUs, so that cost shows in the throughput, and this run
  * separates it from the link's framing and scheduling. --msg-chunks sets how
  * many requests go in one io_submit (48: a 393,216-byte frame) and --zlp 1

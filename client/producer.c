@@ -1,4 +1,4 @@
-/* The producer side of common/producer_proto.h: connect to perflinkd, map
+/* The producer side of common/ipc/producer_proto.h: connect to perflinkd, map
  * the memory it made, fill frame slots in place, push records, read
  * replies. See include/perflink.h for the contract.
  *
@@ -7,7 +7,7 @@
 #include "perflink.h"
 #include "payload_hash.h"
 #include "pl_config.h"
-#include "producer_internal.h"
+#include "producer_fork.h"
 #include "producer_proto.h"
 #include "producer_view.h"
 #include "wire.h"

@@ -1,4 +1,4 @@
-/* Reports to perflinkd's collector (common/producer_proto.h), which sends
+/* Reports to perflinkd's collector (common/ipc/producer_proto.h), which sends
  * them to the host over the link. The preload library is a telemetry-only
  * producer, connected lazily from the reporter thread.
  *
@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "perflink.h"
-#include "producer_internal.h"
+#include "producer_fork.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* libFuzzer target: what perflink-host and libperflink-host do with what a
  * device sends. The input after its first byte goes
- *   - to the telemetry parser (host/device_telemetry.c) as one TELEMETRY
+ *   - to the telemetry parser (host/output/device_telemetry.c) as one TELEMETRY
  *     payload, as the receiver hands it over;
  *   - wrapped in a well-formed TELEMETRY and a well-formed FRAME message
  *     (so that the checksum, which random bytes never pass, is not what

@@ -1,5 +1,5 @@
-/* libFuzzer target: every /proc parser in common/proc_parse.h and
- * common/proc_parse_mem.h on arbitrary
+/* libFuzzer target: every /proc parser in common/proc/proc_parse.h and
+ * common/proc/proc_parse_mem.h on arbitrary
  * bytes. The parsers take NUL-terminated text, so the input is copied into a
  * terminated buffer (an embedded NUL just ends the text early, as it would
  * for a /proc file read through pl__procfile_read). */

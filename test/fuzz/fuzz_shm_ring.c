@@ -1,4 +1,4 @@
-/* libFuzzer target: the record ring's reader (common/shm_ring.h) on memory
+/* libFuzzer target: the record ring's reader (common/ipc/shm_ring.h) on memory
  * a hostile producer controls completely: the first 8 input bytes are the
  * head and tail counters, the rest the ring's data. Every pop must stay in
  * bounds, hand out only records that fit, and make progress (the ring

@@ -1,8 +1,8 @@
 /* libFuzzer target: the preload shim's stage file parser
- * (preload/stages_file.c) on arbitrary bytes, as a target process meets
+ * (preload/profiler/stages_file.c) on arbitrary bytes, as a target process meets
  * whatever PERFLINK_STAGES names. A file either builds a table whose
  * indexes all hold, or is refused with a "name:line: " message. */
-#include "../../preload/stages.h"
+#include "stages.h"
 
 #include <stdint.h>
 #include <stdlib.h>

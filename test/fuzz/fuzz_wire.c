@@ -1,4 +1,4 @@
-/* libFuzzer target: the wire stream receiver (common/wire.h) on arbitrary
+/* libFuzzer target: the wire stream receiver (common/wire/wire.h) on arbitrary
  * bytes fed in arbitrary pieces. The first input byte chooses the piece size
  * so that split headers and split payloads are explored too. Every message
  * it hands out must check again from scratch. */

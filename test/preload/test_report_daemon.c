@@ -1,5 +1,5 @@
 /* The stage profiler's reports to perflinkd's collector, with capture_loop
- * under the shim and a real collector (daemon/collector.c) in this test:
+ * under the shim and a real collector (daemon/collector/collector.c) in this test:
  * - no daemon is not an error: the target runs, its reports still go to
  *   the file, nothing is said about the missing daemon;
  * - a daemon that stops draining never blocks the target: reports that do

@@ -1,4 +1,4 @@
-/* daemon/frame_source.c: frames come out in order with the XXH3 of their
+/* daemon/cli/frame_source.c: frames come out in order with the XXH3 of their
  * bytes, the maker never runs more than `ahead` frames past the taker
  * (a buffer is never remade before it is given back), the end is NULL,
  * stopping with the maker blocked or mid-way returns, and the maker's

@@ -1,4 +1,4 @@
-/* The link's AIO sender (daemon/link_aio_tx.c) against a pipe: real
+/* The link's AIO sender (daemon/link/link_aio_tx.c) against a pipe: real
  * io_submit, real completions on the eventfd. A pipe takes each request in
  * submission order inside io_submit, so what comes out of it shows how the
  * sender cut the message into requests and whether a byte was lost.

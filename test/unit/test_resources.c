@@ -5,7 +5,7 @@
  * injected-failure seam, what happens when a process or thread exits in the
  * middle of a tick or a file cannot be read. */
 #include "resources.h"
-#include "resources_int.h"
+#include "resources_priv.h"
 #include "tap.h"
 #include "test_resources_jsonl.h"
 

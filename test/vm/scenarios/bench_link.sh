@@ -86,7 +86,7 @@ fi
 # emulation one run of either can be a third faster than the next, so the
 # benchmark compares them within each round. With --variants, each round
 # also runs the link with libxxhash's own XXH3 build instead of the one it
-# chooses (common/payload_hash.c), and the bare stream with the link's
+# chooses (common/wire/payload_hash.c), and the bare stream with the link's
 # structure (48 requests per io_submit with a zero-length request after
 # each), with an XXH3 of every byte, and with everything the link does but
 # its own code ("as-link": also the three-piece messages and 8 queued OUT

@@ -6,7 +6,7 @@
  * the task's stat tells them apart: if it still reads, the file is missing
  * and its fields are left out; if not, the task left and nothing read from
  * it this tick is written. */
-#include "resources_int.h"
+#include "resources_priv.h"
 #include "clock.h"
 #include "proc_smaps.h"
 

@@ -1,4 +1,4 @@
-/* See collector.h; the protocol is common/producer_proto.h. */
+/* See collector.h; the protocol is common/ipc/producer_proto.h. */
 #include "collector.h"
 #include "control_peer.h"
 #include "event_loop.h"

@@ -9,7 +9,7 @@
  * stat read per process not already chosen, which gives the comm, the ppid
  * and the starttime together. Descendants are closed over ppid links: a
  * process is in a tree when its parent is a root or already in it. */
-#include "resources_int.h"
+#include "resources_priv.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * its SHA-256 (compared with the device's own digest); the round trip is
  * measured.
  * integrity (seed 000, "Byte integrity under signals"): payloads that both
- * ends regenerate (common/integrity_payload.h); the host checks every byte
+ * ends regenerate (common/wire/integrity_payload.h); the host checks every byte
  * and replies with the SHA-256 of what it received, which must equal the
  * device's own digest; meanwhile a thread sends SIGUSR2 to the thread that
  * submits the USB writes at a high rate, counting what was delivered. */

@@ -1,7 +1,7 @@
 /* The resource sampler's lines: one process, the processes that left, the
  * selection. The schema is described in docs/resources.md; a field that
  * was not measured is left out, never written as 0. */
-#include "resources_int.h"
+#include "resources_priv.h"
 
 #include <string.h>
 

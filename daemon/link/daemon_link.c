@@ -1,15 +1,12 @@
 /* See daemon_link.h. */
 #include "daemon_link.h"
+#include "clock.h"
+#include "link.h"
 #include "log.h"
-#include "pl_config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if HAVE_LIBAIO
-#include "clock.h"
-#include "link.h"
 
 struct pl_daemon_link {
 	struct pl_link *link;
@@ -184,55 +181,3 @@ void pl__daemon_link_stop(struct pl_daemon_link *dl)
 	pl__json_free(&dl->j);
 	free(dl);
 }
-
-#else /* no libaio: the link is not part of this build */
-
-int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
-			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
-			  pl__daemon_link_room_fn on_room, void *ctx)
-{
-	(void)out;
-	(void)loop;
-	(void)s;
-	(void)on_reply;
-	(void)on_room;
-	(void)ctx;
-	pl__log_warnx("link: this perflinkd was built without libaio: no link");
-	return -ENOTSUP;
-}
-
-void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
-{
-	(void)dl;
-	(void)json_line;
-}
-
-bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len)
-{
-	(void)dl;
-	(void)len;
-	return false;
-}
-
-int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const void *data,
-			  size_t len, const uint64_t *payload_xxh3)
-{
-	(void)dl;
-	(void)frame_id;
-	(void)data;
-	(void)len;
-	(void)payload_xxh3;
-	return -ENOTSUP;
-}
-
-void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
-{
-	(void)dl;
-	(void)j;
-}
-
-void pl__daemon_link_stop(struct pl_daemon_link *dl)
-{
-	(void)dl;
-}
-#endif

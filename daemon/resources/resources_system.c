@@ -4,7 +4,7 @@
  * the vmstat counters of reclaim, compaction and faults, buddyinfo's free
  * blocks per order). Everything is read relative to the root, so a recorded
  * tree describes its own kernel. */
-#include "resources_int.h"
+#include "resources_priv.h"
 #include "probe.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* What the preload library needs of the producer code beyond the public
  * API (include/perflink.h). */
-#ifndef PL_CLIENT_PRODUCER_INTERNAL_H
-#define PL_CLIENT_PRODUCER_INTERNAL_H
+#ifndef PL_CLIENT_PRODUCER_FORK_H
+#define PL_CLIENT_PRODUCER_FORK_H
 
 struct pl_producer;
 

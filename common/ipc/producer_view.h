@@ -1,6 +1,6 @@
 /* A producer's shared memory as both ends see it (producer_proto.h has the
  * layout): the mapping, its counters, the two rings and the frame slots.
- * perflinkd (daemon/collector.c) makes the memory and the welcome that
+ * perflinkd (daemon/collector/collector.c) makes the memory and the welcome that
  * describes it; the producer (client/producer.c) maps what it was sent.
  * Both map it through pl__producer_view_map, which refuses a layout that
  * does not fit the memory, so neither trusts the other's numbers. */

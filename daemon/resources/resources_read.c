@@ -5,7 +5,7 @@
  * closed each tick, which costs more but never fails for lack of fds. All
  * reads land in one shared buffer and are parsed at once: a kept file costs
  * an fd, not a buffer (600 thread files would otherwise hold 2.4 MiB). */
-#include "resources_int.h"
+#include "resources_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

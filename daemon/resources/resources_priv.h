@@ -7,8 +7,8 @@
  *   resources_system.c  the header's facts and the system memory counters
  *   resources_json.c    building the lines
  */
-#ifndef PL_DAEMON_RESOURCES_INT_H
-#define PL_DAEMON_RESOURCES_INT_H
+#ifndef PL_DAEMON_RESOURCES_PRIV_H
+#define PL_DAEMON_RESOURCES_PRIV_H
 
 #include "json_writer.h"
 #include "log.h"

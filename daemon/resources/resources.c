@@ -1,6 +1,6 @@
 /* The resource sampler: configuration, lifecycle, and the tick that turns
  * one pass over the chosen processes into one line of resources.jsonl. */
-#include "resources_int.h"
+#include "resources_priv.h"
 #include "clock.h"
 #include "pl_config.h"
 
