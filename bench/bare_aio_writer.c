@@ -135,7 +135,7 @@ static void on_tx(void *ctx, int fd, uint32_t ev)
 
 int main(int argc, char **argv)
 {
-	static const struct pl_ffs_events ev = { on_enable, on_disable };
+	static const struct pl_ffs_events ev = { .enable = on_enable, .disable = on_disable };
 	struct pl_gadget_config g;
 	struct pl_aio_tx_config tc;
 	struct pl_aio_tx_totals tt;

@@ -1,5 +1,5 @@
-/* pl_frame_published (include/perflink.h): the seed's RenderPipelineSummary
- * for renderers that annotate their frames. The arithmetic is
+/* pl_frame_published (include/perflink.h): a car renderer's
+ * RenderPipelineSummary for renderers that annotate their frames. The arithmetic is
  * common/pipeline_summary.c; here are the process-wide state, the 5 s
  * period and where the summaries go (perflinkd as telemetry, and the file
  * named by PERFLINK_PIPELINE_OUT). The period that is running when the

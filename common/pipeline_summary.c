@@ -1,4 +1,4 @@
-/* See pipeline_summary.h for the rules; they are the seed's. */
+/* See pipeline_summary.h for the rules: a car renderer's own summary's. */
 #include "pipeline_summary.h"
 
 #include <string.h>
@@ -123,7 +123,8 @@ void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_js
 			pl__json_null(j, names[k]);
 	}
 	pl__json_end_object(j);
-	/* the next period; the camera-id chain carries over, as in the seed */
+	/* the next period; the camera-id chain carries over, as in the renderer's
+	 * own summary */
 	p->frames = p->repeats = p->gaps = p->resets = 0;
 	p->n_samples = p->next_sample = 0;
 }

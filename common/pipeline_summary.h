@@ -1,6 +1,7 @@
-/* Pipeline summary of a renderer's published frames (the seed renderer's
- * RenderPipelineSummary): how many frames were published in a period, how
- * the camera frame ids behaved, and the p95 of four latencies. Pure logic:
+/* Pipeline summary of a renderer's published frames (the figures a car
+ * renderer's own pipeline summary reports, docs/sampler.md): how many
+ * frames were published in a period, how the camera frame ids behaved, and
+ * the p95 of four latencies. Pure logic:
  * no I/O, no threads, no clock reads, no allocation (the state is one
  * fixed-size struct the caller owns). Not thread-safe: the caller
  * serialises pl__pipeline_add and pl__pipeline_report.
@@ -11,12 +12,12 @@
  *   published_ns  the frame was published (shown / sent)
  *   eof_ns        the camera's end-of-frame (exposure) time
  *
- * The seed's rules, exactly, with 0 added for unknown stamps:
+ * The renderer's rules, exactly, with 0 added for unknown stamps:
  * - Out of order is ignored: a frame whose known stamps among captured,
  *   submitted, published are not in that order (captured <= submitted <=
  *   published) is dropped whole: not counted, not sampled, and it does not
  *   touch the camera-id continuity. An unknown stamp only leaves out the
- *   latencies that need it (the seed has no unknown stamps: this is the
+ *   latencies that need it (the renderer has no unknown stamps: this is the
  *   narrowest extension that never invents a difference).
  * - Unlike clocks kept apart: eof_ns is an exposure time from the camera,
  *   not a step of the renderer's pipeline, and may come from another
@@ -51,7 +52,7 @@
 #include <stdint.h>
 
 #define PL_PIPELINE_PERIOD_NS 5000000000ull
-#define PL_PIPELINE_SAMPLES 240 /* the seed's deque(maxlen=240) */
+#define PL_PIPELINE_SAMPLES 240 /* the renderer's summary keeps its last 240 */
 #define PL_PIPELINE_NO_CAMERA UINT32_MAX
 
 enum {

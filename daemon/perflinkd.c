@@ -461,8 +461,11 @@ static int open_all(struct daemon *d)
 							 on_host_reply, on_link_room, d)) < 0)
 		return ret;
 	if (!d->cfg.producer_socket || *d->cfg.producer_socket) {
-		static const struct pl_collector_sink sink = { on_producer_frame, on_producer_line,
-							       on_producer_frame_fits };
+		static const struct pl_collector_sink sink = {
+			.frame = on_producer_frame,
+			.telemetry = on_producer_line,
+			.frame_fits = on_producer_frame_fits,
+		};
 		struct pl_collector_config col = {
 			.path = d->cfg.producer_socket,
 			.group = d->cfg.control_group,

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "receiver.h"
 #include "transport.h"
+#include "usb_identity.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -140,13 +141,16 @@ static const struct pl_receiver_hooks hooks = {
 
 static int open_transport(struct plh_host *h, const struct plh_options *o)
 {
-	static const struct pl_host_transport_handlers th = { on_connected, on_disconnected,
-							      on_data };
+	static const struct pl_host_transport_handlers th = {
+		.connected = on_connected,
+		.disconnected = on_disconnected,
+		.data = on_data,
+	};
 	struct pl_host_transport_config cfg = {
 		.tcp = o->tcp,
 		.usb = {
-			.vendor_id = o->vid ? o->vid : 0x1d6b,
-			.product_id = o->pid ? o->pid : 0x0104,
+			.vendor_id = o->vid ? o->vid : PL_USB_VENDOR_ID,
+			.product_id = o->pid ? o->pid : PL_USB_PRODUCT_ID,
 			.serial = o->serial,
 			.depth = USB_DEPTH,
 			.transfer_bytes = USB_TRANSFER_BYTES,

@@ -15,6 +15,7 @@
 #include "host.h"
 #include "run_output.h"
 #include "transport.h"
+#include "usb_identity.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -43,8 +44,8 @@ static void on_signal(int signo)
 }
 
 static struct pl_host_options opt = {
-	.vendor_id = 0x1d6b,
-	.product_id = 0x0104,
+	.vendor_id = PL_USB_VENDOR_ID,
+	.product_id = PL_USB_PRODUCT_ID,
 	.depth = 8,
 	.transfer_kib = 64,
 	.latency_wait_s = 2,
@@ -209,8 +210,11 @@ static int parse_reply(enum pl_reply_mode *mode)
 
 static void open_transport(struct pl_host *h)
 {
-	static const struct pl_host_transport_handlers th = { on_connected, on_disconnected,
-							      on_data };
+	static const struct pl_host_transport_handlers th = {
+		.connected = on_connected,
+		.disconnected = on_disconnected,
+		.data = on_data,
+	};
 	struct pl_host_transport_config tc = {
 		.tcp = opt.tcp,
 		.usb = {

@@ -28,9 +28,7 @@ int pl__receiver_init(struct pl_receiver *r, enum pl_reply_mode reply, uint32_t 
 
 void pl__receiver_reset(struct pl_receiver *r, unsigned pad)
 {
-	r->in.len = 0;
-	r->in.pending_consume = 0;
-	r->in.pad = pad;
+	pl__wire_stream_reset(&r->in, pad);
 	r->pad = pad;
 	r->have_sequence = false;
 	r->out_sequence = 0;

@@ -120,7 +120,7 @@ struct pl_producer_stats {
 };
 PERFLINK_API void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st);
 
-/* Renderer pipeline marks (the seed's RenderPipelineSummary): call once per
+/* Renderer pipeline marks (a car renderer's RenderPipelineSummary): call once per
  * published frame with its CLOCK_MONOTONIC stamps (0 where unknown). Every
  * 5 s a "pipeline" summary is sent to perflinkd (when it runs) and appended
  * to $PERFLINK_PIPELINE_OUT (when set); the period running at exit is

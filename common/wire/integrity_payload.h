@@ -1,5 +1,5 @@
-/* The integrity diagnostic's payloads (seed 000, "Byte integrity under
- * signals"): pseudo-random bytes that both ends can regenerate from a run
+/* The integrity diagnostic's payloads (bytes checked end to end while
+ * the sending thread takes signals): pseudo-random bytes that both ends can regenerate from a run
  * seed and the frame id, with the frame id and the chunk index stamped at
  * the start of every chunk, so that a replayed or misplaced chunk changes
  * the bytes and therefore the SHA-256 digest.

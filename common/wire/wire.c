@@ -162,6 +162,13 @@ void pl__wire_stream_free(struct pl_wire_stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void pl__wire_stream_reset(struct pl_wire_stream *s, uint32_t pad)
+{
+	s->len = 0;
+	s->pending_consume = 0;
+	s->pad = pad;
+}
+
 size_t pl__wire_stream_feed(struct pl_wire_stream *s, const void *data, size_t len)
 {
 	size_t room = s->cap - s->len;

@@ -102,6 +102,10 @@ struct pl_wire_stream {
 
 int pl__wire_stream_init(struct pl_wire_stream *s, uint32_t pad, uint32_t max_payload);
 void pl__wire_stream_free(struct pl_wire_stream *s);
+/* A new session on the same buffer (the peer reconnected): whatever was
+ * buffered is dropped, messages are padded to pad from now on; the counters
+ * of malformed input carry on. */
+void pl__wire_stream_reset(struct pl_wire_stream *s, uint32_t pad);
 /* Append up to len bytes; returns how many were taken (less than len when the
  * buffer is full: call pl__wire_stream_next until it returns 0, then feed the
  * rest). */

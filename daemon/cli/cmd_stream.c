@@ -5,7 +5,7 @@
  * stream: the host echoes each frame (compared byte for byte) or answers with
  * its SHA-256 (compared with the device's own digest); the round trip is
  * measured.
- * integrity (seed 000, "Byte integrity under signals"): payloads that both
+ * integrity (the USB link's byte-integrity-under-signals diagnostic): payloads that both
  * ends regenerate (common/wire/integrity_payload.h); the host checks every byte
  * and replies with the SHA-256 of what it received, which must equal the
  * device's own digest; meanwhile a thread sends SIGUSR2 to the thread that
@@ -330,7 +330,12 @@ static double quantile(const double *sorted, uint64_t n, double q)
 
 static int run(int argc, char **argv, bool integrity)
 {
-	static const struct pl_link_handlers handlers = { on_up, on_down, on_message, on_writable };
+	static const struct pl_link_handlers handlers = {
+		.up = on_up,
+		.down = on_down,
+		.message = on_message,
+		.writable = on_writable,
+	};
 	struct stream s;
 	struct pl_link_config lc;
 	struct pl_link_stats ls;

@@ -111,7 +111,11 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
 			  pl__daemon_link_room_fn on_room_fn, void *ctx)
 {
-	static const struct pl_link_handlers h = { on_up, NULL, on_message, on_room };
+	static const struct pl_link_handlers h = {
+		.up = on_up,
+		.message = on_message,
+		.writable = on_room,
+	};
 	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
 	struct pl_link_config lc;
 	int err;

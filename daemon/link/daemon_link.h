@@ -1,7 +1,7 @@
 /* perflinkd's use of the USB link: start it from the link-* settings, send
  * the modules' JSON lines over it as telemetry (lower priority than frames:
  * the link bounds and counts what waits), and once a second log and send the
- * link's own diagnostics (seed 000's last_send and totals). */
+ * link's own diagnostics (last_send and totals, docs/wire.md). */
 #ifndef PL_DAEMON_DAEMON_LINK_H
 #define PL_DAEMON_DAEMON_LINK_H
 

@@ -1,6 +1,7 @@
 /* See gadget_configfs.h. */
 #include "gadget_configfs.h"
 #include "log.h"
+#include "usb_identity.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,10 +19,9 @@ void pl__gadget_config_default(struct pl_gadget_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->configfs = "/sys/kernel/config";
 	cfg->name = "perflink";
-	/* Linux Foundation's "Multifunction Composite Gadget" ids, the ones
-	 * the kernel's own examples use; a product sets its own. */
-	cfg->vendor_id = 0x1d6b;
-	cfg->product_id = 0x0104;
+	/* a product sets its own */
+	cfg->vendor_id = PL_USB_VENDOR_ID;
+	cfg->product_id = PL_USB_PRODUCT_ID;
 	cfg->manufacturer = "perflink";
 	cfg->product = "perflink device";
 	cfg->serial = "0001";

@@ -231,9 +231,7 @@ static void port_up(void *ctx, unsigned packet_size)
 
 	l->packet_size = packet_size;
 	l->sequence = 0;
-	l->in.len = 0;
-	l->in.pending_consume = 0;
-	l->in.pad = packet_size; /* the host pads its messages the same way */
+	pl__wire_stream_reset(&l->in, packet_size); /* the host pads its messages the same way */
 	l->up = true;
 	l->last_progress_ns = pl__mono_ns();
 	pl__latency_reset(&l->latency);
@@ -277,8 +275,12 @@ static void on_tick(void *ctx, uint64_t expirations)
 int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct pl_loop *loop,
 		  const struct pl_link_handlers *h, void *ctx)
 {
-	static const struct pl_link_port_events ev = { port_up, port_down, port_progress,
-						       port_bytes };
+	static const struct pl_link_port_events ev = {
+		.up = port_up,
+		.down = port_down,
+		.progress = port_progress,
+		.bytes = port_bytes,
+	};
 	struct pl_link *l = calloc(1, sizeof(*l));
 	int err;
 

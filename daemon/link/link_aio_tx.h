@@ -1,6 +1,6 @@
 /* The link's sender: one message goes out as one io_submit of requests of
  * chunk_bytes each (8 KiB by default: the largest size the kernel serves from
- * a slab cache, so no request waits on compaction; seed 000). Completions
+ * a slab cache, so no request waits on compaction). Completions
  * arrive on an eventfd. At most budget_bytes are submitted and not yet
  * completed; a message that would pass the budget is refused with -EAGAIN so
  * that the caller can hold it (frames) or let it wait (other messages).
@@ -28,7 +28,8 @@ struct pl_aio_tx_config {
 				   * zlp_lead); 0: never */
 };
 
-/* What one send did: the seed's last_send diagnostics. */
+/* What one send did: the last_send figures of the link's diagnostics
+ * (docs/wire.md, link diagnostics). */
 struct pl_aio_send_diag {
 	uint64_t bytes;
 	unsigned requests;

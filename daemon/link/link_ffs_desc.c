@@ -4,6 +4,7 @@
  * little-endian on the wire: PL_LE16/PL_LE32 are constant expressions (unlike
  * htole32) so they work in static initialisers on big-endian MIPS too. */
 #include "link_ffs_desc.h"
+#include "usb_identity.h"
 
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>

@@ -10,10 +10,4 @@
 const void *pl__ffs_descriptors(size_t *len);
 const void *pl__ffs_strings(size_t *len);
 
-/* Interface class/subclass/protocol a host looks for (vendor-specific). */
-#define PL_USB_CLASS 0xff
-#define PL_USB_SUBCLASS 0x50 /* 'P' */
-#define PL_USB_PROTOCOL 0x01
-#define PL_USB_INTERFACE_NAME "perflink"
-
 #endif

@@ -1,6 +1,7 @@
 /* See link_options.h. */
 #include "link_options.h"
 #include "link.h"
+#include "usb_identity.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,8 @@ void pl__link_settings_init(struct pl_link_settings *s)
 
 	memset(s, 0, sizeof(*s));
 	s->ffs_dir = strdup("/dev/ffs-perflink");
-	s->vendor_id = 0x1d6b;
-	s->product_id = 0x0104;
+	s->vendor_id = PL_USB_VENDOR_ID;
+	s->product_id = PL_USB_PRODUCT_ID;
 	s->write_chunk = 8192;
 	s->budget_kib = 1024;
 	s->deadline_s = 2;

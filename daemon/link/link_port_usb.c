@@ -134,7 +134,7 @@ static void on_ep0(void *ctx, int fd, uint32_t events);
 
 static int arm(struct usb_port *p)
 {
-	static const struct pl_ffs_events ev = { ffs_enable, ffs_disable };
+	static const struct pl_ffs_events ev = { .enable = ffs_enable, .disable = ffs_disable };
 	int err;
 
 	if ((err = pl__ffs_open(&p->ffs, p->cfg.ffs_dir, &ev, p)) < 0)

@@ -15,8 +15,16 @@ int pl__host_transport_open(struct pl_host_transport **out,
 			    const struct pl_host_transport_handlers *h, void *ctx)
 {
 	/* the two handler structs have this one's shape */
-	const struct pl_tcp_link_handlers th = { h->connected, h->disconnected, h->data };
-	const struct pl_usb_link_handlers uh = { h->connected, h->disconnected, h->data };
+	const struct pl_tcp_link_handlers th = {
+		.connected = h->connected,
+		.disconnected = h->disconnected,
+		.data = h->data,
+	};
+	const struct pl_usb_link_handlers uh = {
+		.connected = h->connected,
+		.disconnected = h->disconnected,
+		.data = h->data,
+	};
 	struct pl_host_transport *t = calloc(1, sizeof(*t));
 	int err;
 

@@ -1,6 +1,7 @@
 /* See usb_link.h. */
 #include "usb_link.h"
 #include "log.h"
+#include "usb_identity.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,9 +11,6 @@
 #include <libusb.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PL_USB_CLASS 0xff
-#define PL_USB_SUBCLASS 0x50
 
 struct pl_usb_link {
 	struct pl_usb_link_config cfg;

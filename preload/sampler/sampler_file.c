@@ -1,6 +1,6 @@
 /* Size-capped report files: PATH grows to the cap, then becomes PATH.1
  * (replacing the previous one) and a new PATH starts, so at most twice the
- * cap stays on disk (the seed's RenderSampler._write). A single text
+ * cap stays on disk (as the Python render sampler's files do). A single text
  * larger than the cap is cut at a line end so the bound holds. The file is
  * opened for each append and closed again: the target may close every
  * descriptor, and a kept fd could be reused under us. */

@@ -2,7 +2,7 @@
  *
  * Render time is measured from a swap's return to the next swap's entry:
  * the work the thread did for the frame, not the wait for vsync inside
- * the swap (the seed's RenderSummary times the same span). */
+ * the swap (a renderer's own RenderSummary times the same span). */
 #include "sampler.h"
 
 #include <string.h>

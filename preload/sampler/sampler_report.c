@@ -1,6 +1,6 @@
-/* The window's report, in the seed renderer's layout: a header, then
- * "on the stack", "innermost function" and "innermost line", each line
- * "{percent:6.1f}% {name}" of the busy (non-idle) samples. Like the seed,
+/* The window's report, in the layout of the Python render sampler it
+ * replaces: a header, then "on the stack", "innermost function" and "innermost line", each line
+ * "{percent:6.1f}% {name}" of the busy (non-idle) samples. Like that sampler,
  * the inclusive section leaves out functions on every busy sample (the
  * thread's entry and loop say nothing). */
 #include "sampler.h"

@@ -263,7 +263,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 			snprintf(fname, sizeof(fname), "%s (%s)", sym, mod);
 		else
 			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
-		/* the seed's "file:line function"; module+offset without DWARF.
+		/* "file:line function" as the Python sampler shows it; module+offset without DWARF.
 		 * Only for the innermost pc: the line table is the costly part
 		 * of libdw (a distribution's debug files are compressed), and
 		 * return addresses' lines are never shown. */

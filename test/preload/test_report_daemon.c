@@ -65,7 +65,7 @@ static void *loop_thread(void *arg)
 
 int main(void)
 {
-	static const struct pl_collector_sink sink = { sink_frame, sink_line, NULL };
+	static const struct pl_collector_sink sink = { .frame = sink_frame, .telemetry = sink_line };
 	const char *shim = getenv("PL_PRELOAD_LIB"), *capture = getenv("PL_CAPTURE_LOOP");
 	const char *stages = getenv("PL_CAPTURE_STAGES");
 	char dir[256], sock[300], out[300], env_preload[600], env_stages[400], env_out[400];

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 		/* the stamps as they happen: captured when the frame began, submitted
 		 * when it is handed over, published once perflinkd has it (a made-up
 		 * submit stamp after the publish one made the summary ignore every
-		 * frame, as the seed's rules say) */
+		 * frame, as common/pipeline_summary.h's rules say) */
 		submitted = now_ns();
 		pl_frame_commit(p, buf, o.frame_bytes, (uint64_t)f);
 		if (pipeline)

@@ -423,7 +423,11 @@ static void test_silent_daemon(const char *dir)
 
 int main(void)
 {
-	static const struct pl_collector_sink sink = { sink_frame, sink_line, sink_fits };
+	static const struct pl_collector_sink sink = {
+		.frame = sink_frame,
+		.telemetry = sink_line,
+		.frame_fits = sink_fits,
+	};
 	struct pl_collector_config cfg = { .max_frame_bytes = 1u << 20 };
 	char dir[] = "/tmp/pl-test-collector-XXXXXX", err[256];
 	pthread_t t;

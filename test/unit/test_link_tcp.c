@@ -125,7 +125,11 @@ static void host_send(int fd, uint64_t *seq, int type, uint64_t frame_id, uint64
 
 int main(void)
 {
-	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	static const struct pl_link_handlers h = {
+		.up = on_up,
+		.down = on_down,
+		.message = on_message,
+	};
 	static uint8_t frame[300000], got[300000];
 	struct pl_link_config cfg;
 	struct pl_link_stats st;

@@ -1,5 +1,5 @@
-/* common/pipeline_summary.c against hand-computed periods: the seed's
- * rules for out-of-order stamps, camera-id continuity, the eof clock kept
+/* common/pipeline_summary.c against hand-computed periods: the
+ * renderer's rules for out-of-order stamps, camera-id continuity, the eof clock kept
  * apart and the p95 index, each checked on the JSON the lead's caller
  * writes. Stamps are in ms (MS) to keep the arithmetic readable. */
 #include "pipeline_summary.h"
@@ -149,7 +149,7 @@ static void test_p95(void)
 	TAP_OK(strstr(report(), "\"published_frames\":300,") != NULL,
 	       "every kept frame is counted, beyond the 240 sampled");
 
-	/* two decimals, as the seed's round(ns / 1e6, 2) */
+	/* two decimals: ms rounded to 0.01, as the renderer's own summary writes */
 	pl__pipeline_add(&p, 1000, 1000 + 2345678, 1000 + 2345678, NOCAM, 0, 0);
 	TAP_OK(strstr(report(), "\"capture_to_submit_p95_ms\":2.35,\"submit_to_publish_p95_ms\":0.00,") != NULL,
 	       "milliseconds with two decimals; a zero latency is a value, not unknown");

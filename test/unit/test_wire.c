@@ -119,9 +119,38 @@ static void test_stream(void)
 	TAP_OK(pl__wire_stream_init(&s, 500, 1024) < 0, "padding must be a power of two");
 }
 
+/* A peer that reconnects mid-message: the half message it left behind is
+ * dropped, the next session's messages come out whole at their new padding,
+ * and the counts of malformed input carry on. */
+static void test_stream_reset(void)
+{
+	static uint8_t wire[8192];
+	uint8_t payload[600] = { 0 };
+	struct pl_wire_stream s;
+	uint64_t seqs[4];
+	size_t n;
+	int got;
+
+	pl__wire_stream_init(&s, 512, 4096);
+	n = build(wire, PL_MSG_FRAME, 1, payload, sizeof(payload), 512);
+	got = drain(&s, wire, n / 2, 64, seqs, 4);
+	TAP_EQ_U64(got, 0, "half a message: nothing yet");
+	s.errors[PL_WIRE_BAD_MAGIC] = 3;
+
+	pl__wire_stream_reset(&s, 1024);
+	n = build(wire, PL_MSG_FRAME, 2, payload, sizeof(payload), 1024);
+	got = drain(&s, wire, n, 64, seqs, 4);
+	TAP_OK(got == 1 && seqs[0] == 2, "after reset: the new session's message, whole");
+	TAP_EQ_U64(n, 1024, "padded to the new session's packet");
+	TAP_EQ_U64(s.skipped_bytes, 0, "the dropped half was not taken for garbage");
+	TAP_EQ_U64(s.errors[PL_WIRE_BAD_MAGIC], 3, "error counts carry over a reset");
+	pl__wire_stream_free(&s);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_stream();
+	test_stream_reset();
 	return tap_done();
 }
