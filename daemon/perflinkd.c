@@ -427,7 +427,6 @@ static int open_all(struct daemon *d)
 		.status = status_json,
 		.status_ctx = d,
 	};
-	char err[PL_ERRBUF];
 	int ret;
 
 	/* A peer that goes away must not kill us; writes say EPIPE instead. */
@@ -444,18 +443,14 @@ static int open_all(struct daemon *d)
 		return ret;
 	}
 	if (d->cfg.pidfile && *d->cfg.pidfile &&
-	    (ret = pl__pidfile_open(&d->pidfile, d->cfg.pidfile, err, sizeof(err))) < 0) {
-		pl__log_warnx("%s", err);
+	    (ret = pl__pidfile_open(&d->pidfile, d->cfg.pidfile)) < 0)
 		return ret;
-	}
 	ret = pl__procfile_open(&d->statm, AT_FDCWD, "/proc/self/statm");
 	if (ret < 0)
 		pl__log_warnc(ret, "/proc/self/statm: own RSS will be missing from status");
-	ret = pl__control_open(&d->control, d->loop, &cc, err, sizeof(err));
-	if (ret < 0) {
-		pl__log_warnx("%s", err);
+	ret = pl__control_open(&d->control, d->loop, &cc);
+	if (ret < 0)
 		return ret;
-	}
 	/* The link first, so that the modules' first lines can go out. */
 	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg,
 							 on_host_reply, on_link_room, d)) < 0)
@@ -483,11 +478,9 @@ static int open_all(struct daemon *d)
 				 slash ? d->cfg.control_socket : ".");
 			col.path = path;
 		}
-		ret = pl__collector_open(&d->collector, d->loop, &col, &sink, d, err, sizeof(err));
-		if (ret < 0) {
-			pl__log_warnx("%s", err);
+		ret = pl__collector_open(&d->collector, d->loop, &col, &sink, d);
+		if (ret < 0)
 			return ret;
-		}
 	}
 	return start_modules(d);
 }

@@ -579,14 +579,14 @@ static void on_sweep(void *ctx, uint64_t expirations)
 
 int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 		       const struct pl_collector_config *cfg, const struct pl_collector_sink *sink,
-		       void *sink_ctx, char *err, size_t errlen)
+		       void *sink_ctx)
 {
 	struct pl_collector *c = calloc(1, sizeof(*c));
 	struct pl__ratelimit rl = PL_RATELIMIT_INIT(1000);
 	int ret;
 
 	if (!c) {
-		snprintf(err, errlen, "collector: out of memory");
+		pl__log_warnx("collector: out of memory");
 		return -ENOMEM;
 	}
 	c->loop = loop;
@@ -601,20 +601,21 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 	if (!c->cfg.max_shm_bytes)
 		c->cfg.max_shm_bytes = DEFAULT_MAX_SHM;
 	if (!(c->path = strdup(cfg->path ? cfg->path : PL_PRODUCER_SOCKET_DEFAULT))) {
+		pl__log_warnx("collector: out of memory");
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if ((ret = pl__control_peer_policy_init(&c->policy, cfg->group, err, errlen)) < 0)
+	if ((ret = pl__control_peer_policy_init(&c->policy, cfg->group)) < 0)
 		goto fail;
 	ret = pl__unix_listen(c->path, SOCK_SEQPACKET, c->policy.has_group, c->policy.gid,
-			      "producer-socket", err, errlen);
+			      "producer-socket");
 	if (ret < 0)
 		goto fail;
 	c->listen_fd = ret;
 	if ((ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
 	    (ret = pl__loop_add_timer(loop, HELLO_TIMEOUT_NS / 2, HELLO_TIMEOUT_NS / 2, on_sweep, c,
 				      &c->sweep_w)) < 0) {
-		snprintf(err, errlen, "collector: event loop: %s", strerror(-ret));
+		pl__log_warnx("collector: event loop: %s", strerror(-ret));
 		goto fail;
 	}
 	*out = c;

@@ -47,9 +47,11 @@ struct pl_collector_config {
 	size_t max_shm_bytes;      /* per producer; 0: 64 MiB */
 };
 
+/* Listen on cfg->path and drain producers from loop. 0, or -errno with the
+ * reason logged. */
 int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 		       const struct pl_collector_config *cfg, const struct pl_collector_sink *sink,
-		       void *sink_ctx, char *err, size_t errlen);
+		       void *sink_ctx);
 /* The host's reply to a frame: to the producer named in the frame id's top
  * bits. 0, -ENOENT (no such producer now), -ENOSPC (its ring is full:
  * dropped and counted). */

@@ -54,16 +54,6 @@ struct pl_control {
 	struct client *clients;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) PL_PRINTF(3, 4);
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static void update_sweep(struct pl_control *c)
 {
 	bool want = c->stats.clients > 0 || c->paused_until_ns != 0;
@@ -335,10 +325,10 @@ static void on_sweep(void *ctx, uint64_t expirations)
 	}
 }
 
-static int bind_socket(struct pl_control *c, char *err, size_t errlen)
+static int bind_socket(struct pl_control *c)
 {
 	int fd = pl__unix_listen(c->path, SOCK_STREAM, c->policy.has_group, c->policy.gid,
-				 "control-socket", err, errlen);
+				 "control-socket");
 
 	if (fd < 0)
 		return fd;
@@ -348,7 +338,7 @@ static int bind_socket(struct pl_control *c, char *err, size_t errlen)
 }
 
 int pl__control_open(struct pl_control **out, struct pl_loop *loop,
-		     const struct pl_control_config *cfg, char *err, size_t errlen)
+		     const struct pl_control_config *cfg)
 {
 	struct pl_control *c = calloc(1, sizeof(*c));
 	struct pl__ratelimit rl = PL_RATELIMIT_INIT(1000);
@@ -356,7 +346,7 @@ int pl__control_open(struct pl_control **out, struct pl_loop *loop,
 	int ret = -ENOMEM;
 
 	if (!c) {
-		seterr(err, errlen, "control: out of memory");
+		pl__log_warnx("control: out of memory");
 		return -ENOMEM;
 	}
 	c->fd = -1;
@@ -370,24 +360,24 @@ int pl__control_open(struct pl_control **out, struct pl_loop *loop,
 	c->path = strdup(cfg->path ? cfg->path : PL_CONTROL_SOCKET_DEFAULT);
 	c->clients = calloc(c->max_clients, sizeof(*c->clients));
 	if (!c->path || !c->clients) {
-		seterr(err, errlen, "control: out of memory");
+		pl__log_warnx("control: out of memory");
 		goto fail;
 	}
 	for (i = 0; i < c->max_clients; i++) {
 		c->clients[i].c = c;
 		c->clients[i].fd = -1;
 	}
-	ret = pl__control_peer_policy_init(&c->policy, cfg->group, err, errlen);
+	ret = pl__control_peer_policy_init(&c->policy, cfg->group);
 	if (ret < 0)
 		goto fail;
-	ret = bind_socket(c, err, errlen);
+	ret = bind_socket(c);
 	if (ret < 0)
 		goto fail;
 	ret = pl__loop_add_fd(loop, c->fd, EPOLLIN, on_listen, c, &c->listen_w);
 	if (ret == 0)
 		ret = pl__loop_add_timer(loop, 0, 0, on_sweep, c, &c->sweep_w);
 	if (ret < 0) {
-		seterr(err, errlen, "control: event loop: %s", strerror(-ret));
+		pl__log_warnx("control: event loop: %s", strerror(-ret));
 		goto fail;
 	}
 	*out = c;

@@ -56,9 +56,9 @@ struct pl_control_stats {
 
 /* Create the socket's directory if missing (0755), bind (a stale socket left
  * by a dead daemon is replaced; a live one is -EADDRINUSE), set mode and
- * group, and start accepting on loop. On failure err holds a sentence. */
+ * group, and start accepting on loop. 0, or -errno with the reason logged. */
 int pl__control_open(struct pl_control **out, struct pl_loop *loop,
-		     const struct pl_control_config *cfg, char *err, size_t errlen);
+		     const struct pl_control_config *cfg);
 void pl__control_get_stats(const struct pl_control *c, struct pl_control_stats *out);
 /* Drop all clients, close and unlink the socket. NULL is fine. */
 void pl__control_close(struct pl_control *c);

@@ -1,5 +1,6 @@
 /* See control_peer.h. */
 #include "control_peer.h"
+#include "log.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -59,8 +60,7 @@ out:
 	return ret;
 }
 
-int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *group,
-				 char *err, size_t errlen)
+int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *group)
 {
 	struct group *gr;
 	unsigned long id;
@@ -77,8 +77,8 @@ int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *
 	} else {
 		gr = getgrnam(group);
 		if (!gr) {
-			snprintf(err, errlen, "control-group: no group named '%s'%s%s", group,
-				 errno ? ": " : "", errno ? strerror(errno) : "");
+			pl__log_warnx("control-group: no group named '%s'%s%s", group,
+				      errno ? ": " : "", errno ? strerror(errno) : "");
 			return -ENOENT;
 		}
 		p->gid = gr->gr_gid;
@@ -86,7 +86,7 @@ int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *
 	p->has_group = true;
 	ret = gr ? resolve_members(p, gr->gr_mem) : 0;
 	if (ret < 0) {
-		snprintf(err, errlen, "control-group: %s", strerror(-ret));
+		pl__log_warnx("control-group: %s", strerror(-ret));
 		pl__control_peer_policy_free(p);
 	}
 	return ret;

@@ -33,9 +33,8 @@ struct pl__control_peer_policy {
 };
 
 /* group: a name or a number; NULL or "" for none. A name that does not exist
- * is an error (err filled), a number need not exist. 0 or -errno. */
-int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *group,
-				 char *err, size_t errlen);
+ * is an error (logged), a number need not exist. 0 or -errno. */
+int pl__control_peer_policy_init(struct pl__control_peer_policy *p, const char *group);
 void pl__control_peer_policy_free(struct pl__control_peer_policy *p);
 
 /* The credentials of a connected unix socket's peer. 0 or -errno. */

@@ -62,14 +62,14 @@ int pl__loop_new(struct pl_loop **out)
 	return 0;
 }
 
-static struct pl_loop_watch *watch_new(struct pl_loop *l, enum watch_kind kind, int fd,
-				       uint32_t events, void *ctx)
+static int watch_new(struct pl_loop *l, enum watch_kind kind, int fd, uint32_t events,
+		     void *ctx, struct pl_loop_watch **out)
 {
 	struct pl_loop_watch *w = calloc(1, sizeof(*w));
 	struct epoll_event ev;
 
 	if (!w)
-		return NULL;
+		return -ENOMEM;
 	w->loop = l;
 	w->kind = kind;
 	w->fd = fd;
@@ -81,25 +81,24 @@ static struct pl_loop_watch *watch_new(struct pl_loop *l, enum watch_kind kind, 
 		int e = errno;
 
 		free(w);
-		errno = e; /* the caller's return value */
-		return NULL;
+		return -e;
 	}
 	w->next = l->live;
 	if (l->live)
 		l->live->prev = w;
 	l->live = w;
-	return w;
+	*out = w;
+	return 0;
 }
 
 int pl__loop_add_fd(struct pl_loop *l, int fd, uint32_t events, pl__loop_fd_cb cb, void *ctx,
 		    struct pl_loop_watch **out)
 {
 	struct pl_loop_watch *w;
+	int ret = watch_new(l, WATCH_FD, fd, events, ctx, &w);
 
-	errno = 0;
-	w = watch_new(l, WATCH_FD, fd, events, ctx);
-	if (!w)
-		return errno ? -errno : -ENOMEM;
+	if (ret < 0)
+		return ret;
 	w->cb.fd = cb;
 	if (out)
 		*out = w;
@@ -146,10 +145,8 @@ int pl__loop_add_timer(struct pl_loop *l, uint64_t first_ns, uint64_t interval_n
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	errno = 0;
-	w = watch_new(l, WATCH_TIMER, fd, EPOLLIN, ctx);
-	if (!w) {
-		ret = errno ? -errno : -ENOMEM;
+	ret = watch_new(l, WATCH_TIMER, fd, EPOLLIN, ctx, &w);
+	if (ret < 0) {
 		close(fd);
 		return ret;
 	}
@@ -186,13 +183,11 @@ int pl__loop_add_signal(struct pl_loop *l, int signo, pl__loop_signal_cb cb, voi
 	if (fd < 0)
 		return -errno;
 	if (!l->sigwatch) {
-		errno = 0;
-		l->sigwatch = watch_new(l, WATCH_SIGNAL, fd, EPOLLIN, NULL);
-		if (!l->sigwatch) {
-			int e = errno ? errno : ENOMEM;
+		int ret = watch_new(l, WATCH_SIGNAL, fd, EPOLLIN, NULL, &l->sigwatch);
 
+		if (ret < 0) {
 			close(fd);
-			return -e;
+			return ret;
 		}
 	}
 	l->sigmask = mask;

@@ -1,5 +1,6 @@
 /* See pidfile.h. */
 #include "pidfile.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-int pl__pidfile_open(struct pl_pidfile *pf, const char *path, char *err, size_t errlen)
+int pl__pidfile_open(struct pl_pidfile *pf, const char *path)
 {
 	char text[32], other[32];
 	ssize_t n;
@@ -20,7 +21,7 @@ int pl__pidfile_open(struct pl_pidfile *pf, const char *path, char *err, size_t 
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "pidfile %s: %s", path, strerror(errno));
+		pl__log_warnx("pidfile %s: %s", path, strerror(errno));
 		return ret;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -29,10 +30,10 @@ int pl__pidfile_open(struct pl_pidfile *pf, const char *path, char *err, size_t 
 		other[n > 0 ? n : 0] = '\0';
 		other[strcspn(other, "\n")] = '\0';
 		if (ret == -EWOULDBLOCK)
-			snprintf(err, errlen, "pidfile %s: perflinkd already runs (pid %s)", path,
-				 other[0] ? other : "unknown");
+			pl__log_warnx("pidfile %s: perflinkd already runs (pid %s)", path,
+				      other[0] ? other : "unknown");
 		else
-			snprintf(err, errlen, "pidfile %s: lock: %s", path, strerror(-ret));
+			pl__log_warnx("pidfile %s: lock: %s", path, strerror(-ret));
 		close(fd);
 		return ret == -EWOULDBLOCK ? -EAGAIN : ret;
 	}
@@ -46,13 +47,13 @@ int pl__pidfile_open(struct pl_pidfile *pf, const char *path, char *err, size_t 
 		ret = n == len ? 0 : n < 0 ? -errno : -EIO;
 	}
 	if (ret < 0) {
-		snprintf(err, errlen, "pidfile %s: write: %s", path, strerror(-ret));
+		pl__log_warnx("pidfile %s: write: %s", path, strerror(-ret));
 		close(fd);
 		return ret;
 	}
 	pf->path = strdup(path);
 	if (!pf->path) {
-		snprintf(err, errlen, "pidfile: out of memory");
+		pl__log_warnx("pidfile: out of memory");
 		close(fd);
 		unlink(path);
 		return -ENOMEM;

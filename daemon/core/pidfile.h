@@ -15,8 +15,8 @@ struct pl_pidfile {
 #define PL_PIDFILE_INIT { -1, NULL }
 
 /* Create or take over path and write our pid. -EAGAIN when another process
- * holds it (err names that pid), other -errno with err filled. */
-int pl__pidfile_open(struct pl_pidfile *pf, const char *path, char *err, size_t errlen);
+ * holds it, other -errno; either way the reason (with that pid) is logged. */
+int pl__pidfile_open(struct pl_pidfile *pf, const char *path);
 /* Unlink and close. Safe on a pidfile that was never opened. */
 void pl__pidfile_remove(struct pl_pidfile *pf);
 

@@ -1,25 +1,14 @@
 /* See unix_listen.h. */
 #include "unix_listen.h"
+#include "log.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A socket file left behind by a daemon that died: nobody accepts on it. */
 static int take_over_path(const struct sockaddr_un *sun, int type)
@@ -60,8 +49,7 @@ static int make_parent_dir(const char *path)
 	return 0;
 }
 
-int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what,
-		    char *err, size_t errlen)
+int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what)
 {
 	struct sockaddr_un sun;
 	mode_t old_umask;
@@ -70,29 +58,29 @@ int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sun.sun_path) || path[0] == '\0') {
-		seterr(err, errlen, "%s: '%s' is empty or too long (max %zu bytes)", what, path,
-		       sizeof(sun.sun_path) - 1);
+		pl__log_warnx("%s: '%s' is empty or too long (max %zu bytes)", what, path,
+			      sizeof(sun.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
 	memcpy(sun.sun_path, path, strlen(path));
 	ret = make_parent_dir(path);
 	if (ret < 0) {
-		seterr(err, errlen, "%s: cannot create the directory of %s: %s", what, path,
-		       strerror(-ret));
+		pl__log_warnx("%s: cannot create the directory of %s: %s", what, path,
+			      strerror(-ret));
 		return ret;
 	}
 	ret = take_over_path(&sun, type);
 	if (ret < 0) {
-		seterr(err, errlen, "%s: %s: %s", what, path,
-		       ret == -EADDRINUSE ? "another perflinkd is listening there"
-		       : ret == -EEXIST   ? "exists and is not a socket"
-					  : strerror(-ret));
+		pl__log_warnx("%s: %s: %s", what, path,
+			      ret == -EADDRINUSE ? "another perflinkd is listening there"
+			      : ret == -EEXIST   ? "exists and is not a socket"
+						 : strerror(-ret));
 		return ret;
 	}
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = -errno;
-		seterr(err, errlen, "%s: socket: %s", what, strerror(errno));
+		pl__log_warnx("%s: socket: %s", what, strerror(errno));
 		return ret;
 	}
 	/* The file is created by bind with the umask applied: make it
@@ -102,14 +90,14 @@ int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const
 	umask(old_umask);
 	if (ret < 0) {
 		ret = -errno;
-		seterr(err, errlen, "%s: bind %s: %s", what, path, strerror(errno));
+		pl__log_warnx("%s: bind %s: %s", what, path, strerror(errno));
 		close(fd);
 		return ret;
 	}
 	if ((has_group && chown(path, (uid_t)-1, gid) < 0) || chmod(path, 0660) < 0 ||
 	    listen(fd, 64) < 0) {
 		ret = -errno;
-		seterr(err, errlen, "%s: %s: %s", what, path, strerror(errno));
+		pl__log_warnx("%s: %s: %s", what, path, strerror(errno));
 		close(fd);
 		unlink(path);
 		return ret;

@@ -11,8 +11,8 @@
 
 /* type: SOCK_STREAM or SOCK_SEQPACKET. what names the setting in errors
  * ("control-socket"). Returns the listening fd (non-blocking, close-on-exec)
- * or -errno with err filled. On success the file is the caller's to unlink. */
-int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what,
-		    char *err, size_t errlen);
+ * or -errno, the reason logged. On success the file is the caller's to
+ * unlink. */
+int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what);
 
 #endif

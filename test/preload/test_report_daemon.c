@@ -69,7 +69,7 @@ int main(void)
 	const char *shim = getenv("PL_PRELOAD_LIB"), *capture = getenv("PL_CAPTURE_LOOP");
 	const char *stages = getenv("PL_CAPTURE_STAGES");
 	char dir[256], sock[300], out[300], env_preload[600], env_stages[400], env_out[400];
-	char env_sock[400], err[256];
+	char env_sock[400];
 	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
 			      "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_out, env_sock, NULL };
 	char *run_short[] = { (char *)capture, "--frames", "50", "--fps", "200", NULL };
@@ -106,8 +106,8 @@ int main(void)
 	/* A daemon that stops draining after the first report. */
 	cfg.path = sock;
 	if (pl__loop_new(&loop) < 0 ||
-	    pl__collector_open(&col, loop, &cfg, &sink, NULL, err, sizeof(err)) < 0) {
-		printf("Bail out! collector: %s\n", err);
+	    pl__collector_open(&col, loop, &cfg, &sink, NULL) < 0) {
+		printf("Bail out! collector: could not listen (its reason is on stderr)\n");
 		return 1;
 	}
 	pthread_create(&t, NULL, loop_thread, NULL);

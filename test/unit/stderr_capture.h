@@ -54,6 +54,25 @@ static inline int count_of(const char *hay, const char *needle)
 	return n;
 }
 
+/* What was logged since capture_begin, on one line (newlines folded to
+ * spaces) into out: for quoting in a check, where a newline would break the
+ * TAP stream. */
+static inline void capture_end_line(struct stderr_capture *c, char *out, size_t len)
+{
+	const char *text = capture_end(c);
+	size_t i, n = strlen(text);
+
+	if (len == 0)
+		return;
+	if (n >= len)
+		n = len - 1; /* cut: the start says what failed */
+	memcpy(out, text, n);
+	out[n] = '\0';
+	for (i = 0; out[i]; i++)
+		if (out[i] == '\n')
+			out[i] = out[i + 1] ? ' ' : '\0';
+}
+
 /* What was logged, as TAP comment lines. */
 static inline void capture_diag(const char *text)
 {

@@ -4,6 +4,7 @@
  * find their producer, and hostile producers (a bad hello, nonsense in the
  * ring, oversized requests) are refused or counted while the others keep
  * working. The collector's loop runs in its own thread, as in perflinkd. */
+#include "stderr_capture.h"
 #include "tap.h"
 
 #include "collector.h"
@@ -430,6 +431,7 @@ int main(void)
 	};
 	struct pl_collector_config cfg = { .max_frame_bytes = 1u << 20 };
 	char dir[] = "/tmp/pl-test-collector-XXXXXX", err[256];
+	struct stderr_capture cap;
 	pthread_t t;
 	int ret;
 
@@ -439,11 +441,15 @@ int main(void)
 	cfg.path = sock_path;
 	if (pl__loop_new(&loop) < 0)
 		return 1;
-	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL, err, sizeof(err));
+	capture_begin(&cap);
+	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL);
+	capture_end_line(&cap, err, sizeof(err));
 	TAP_OK(ret == 0, "collector listens (%s)", ret ? err : "ok");
 	if (ret)
 		return tap_done();
-	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL, err, sizeof(err)) == 0;
+	capture_begin(&cap);
+	ret = pl__collector_open(&collector, loop, &cfg, &sink, NULL) == 0;
+	capture_end_line(&cap, err, sizeof(err));
 	TAP_OK(!ret && strstr(err, "another perflinkd"), "a second collector on the same path is refused: %s", err);
 	pthread_create(&t, NULL, loop_thread, NULL);
 	{

@@ -7,6 +7,7 @@
 #include "control.h"
 #include "control_peer.h"
 #include "event_loop.h"
+#include "stderr_capture.h"
 #include "tap.h"
 
 #include "clock.h"
@@ -21,6 +22,33 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+
+/* The calls under test log why they fail; these keep what they logged in
+ * err, for the checks to read. */
+static int control_open(struct pl_control **c, struct pl_loop *loop,
+			const struct pl_control_config *cfg, char *err, size_t errlen)
+{
+	struct stderr_capture cap;
+	int ret;
+
+	capture_begin(&cap);
+	ret = pl__control_open(c, loop, cfg);
+	capture_end_line(&cap, err, errlen);
+	return ret;
+}
+
+static int policy_init(struct pl__control_peer_policy *p, const char *group, char *err,
+		       size_t errlen)
+{
+	struct stderr_capture cap;
+	int ret;
+
+	capture_begin(&cap);
+	ret = pl__control_peer_policy_init(p, group);
+	capture_end_line(&cap, err, errlen);
+	return ret;
+}
 
 static struct pl_loop *loop;
 static char sock_path[100];
@@ -267,7 +295,7 @@ static void test_policy(void)
 	struct pl__control_peer peer = { .pid = 1, .uid = 1000, .gid = 1000, .ngroups = 0 };
 	char err[256] = "";
 
-	TAP_OK(pl__control_peer_policy_init(&p, NULL, err, sizeof(err)) == 0, "no group");
+	TAP_OK(policy_init(&p, NULL, err, sizeof(err)) == 0, "no group");
 	TAP_OK(!pl__control_peer_allowed(&p, &peer) || geteuid() == 1000, "a stranger is refused");
 	peer.uid = 0;
 	TAP_OK(pl__control_peer_allowed(&p, &peer), "root is allowed");
@@ -275,7 +303,7 @@ static void test_policy(void)
 	TAP_OK(pl__control_peer_allowed(&p, &peer), "our own uid is allowed");
 	pl__control_peer_policy_free(&p);
 
-	TAP_OK(pl__control_peer_policy_init(&p, "4242", err, sizeof(err)) == 0,
+	TAP_OK(policy_init(&p, "4242", err, sizeof(err)) == 0,
 	       "a group by number need not exist");
 	peer.uid = 4343;
 	peer.gid = 4242;
@@ -289,11 +317,11 @@ static void test_policy(void)
 	TAP_OK(!pl__control_peer_allowed(&p, &peer), "not a member");
 	pl__control_peer_policy_free(&p);
 
-	TAP_OK(pl__control_peer_policy_init(&p, "no-such-group-pl", err, sizeof(err)) == -ENOENT,
+	TAP_OK(policy_init(&p, "no-such-group-pl", err, sizeof(err)) == -ENOENT,
 	       "an unknown group name is an error");
 	TAP_OK(strstr(err, "no-such-group-pl") != NULL, "that names it (%s)", err);
 	if (getgrnam("root")) {
-		TAP_OK(pl__control_peer_policy_init(&p, "root", err, sizeof(err)) == 0 &&
+		TAP_OK(policy_init(&p, "root", err, sizeof(err)) == 0 &&
 			       p.has_group && p.gid == 0,
 		       "a group by name");
 		pl__control_peer_policy_free(&p);
@@ -362,7 +390,7 @@ static void test_other_users(void)
 	/* mkdtemp made the test's directory 0700: let others reach the socket
 	 * so that only its own mode and the credential check decide. */
 	chmod(test_dir, 0755);
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "open with group 4242");
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "open with group 4242");
 	{
 		struct stat sb;
 
@@ -399,10 +427,10 @@ int main(void)
 	snprintf(sock_path, sizeof(sock_path), "%s/run/control", dir);
 	cfg.path = sock_path;
 
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "open (%s)", err);
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "open (%s)", err);
 	TAP_OK(stat(sock_path, &sb) == 0 && S_ISSOCK(sb.st_mode) && (sb.st_mode & 0777) == 0660,
 	       "a socket, mode 0660 (%o)", sb.st_mode & 0777);
-	TAP_OK(pl__control_open(&c2, loop, &cfg, err, sizeof(err)) == -EADDRINUSE &&
+	TAP_OK(control_open(&c2, loop, &cfg, err, sizeof(err)) == -EADDRINUSE &&
 		       strstr(err, "another perflinkd"),
 	       "a second daemon on the same socket is refused (%s)", err);
 	TAP_OK(stat(sock_path, &sb) == 0, "and the first one's socket is still there");
@@ -415,11 +443,11 @@ int main(void)
 	 * (valgrind) does not cut its answer short. */
 	pl__control_close(c);
 	cfg.timeout_ms = 20000;
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "reopened, 20 s timeout");
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "reopened, 20 s timeout");
 	test_slow_reader();
 	pl__control_close(c);
 	cfg.timeout_ms = 300;
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "reopened, 300 ms timeout");
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "reopened, 300 ms timeout");
 	test_timeout_and_busy(c, cfg.max_clients);
 	{
 		struct pl_control_stats st;
@@ -441,17 +469,17 @@ int main(void)
 		TAP_OK(bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0, "a stale socket file");
 		close(fd);
 	}
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "is taken over (%s)", err);
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == 0, "is taken over (%s)", err);
 	pl__control_close(c);
 	fd = open(sock_path, O_CREAT | O_WRONLY, 0600);
 	close(fd);
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == -EEXIST &&
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == -EEXIST &&
 		       strstr(err, "not a socket"),
 	       "a regular file there is left alone (%s)", err);
 	TAP_OK(stat(sock_path, &sb) == 0 && S_ISREG(sb.st_mode), "and still exists");
 	unlink(sock_path);
 	cfg.group = "no-such-group-pl";
-	TAP_OK(pl__control_open(&c, loop, &cfg, err, sizeof(err)) == -ENOENT &&
+	TAP_OK(control_open(&c, loop, &cfg, err, sizeof(err)) == -ENOENT &&
 		       strstr(err, "control-group"),
 	       "an unknown control-group is an error (%s)", err);
 
