@@ -299,8 +299,9 @@ static bool all_answered(struct stream *s)
 		return st.frames_sent + st.frames_replaced >= (uint64_t)s->opt.frames;
 	if (s->opt.no_replies)
 		return st.frames_sent + st.frames_replaced >= (uint64_t)s->opt.frames &&
-		       st.tx.completed_requests + st.tx.cancelled_requests + st.tx.failed_requests >=
-			       st.tx.requests;
+		       st.usb.completed_requests + st.usb.cancelled_requests +
+				       st.usb.failed_requests >=
+			       st.usb.requests;
 	return s->sent >= (uint64_t)s->opt.frames &&
 	       s->replies + s->replaced + s->unconfirmed >= (uint64_t)s->opt.frames &&
 	       !st.frames_held_now;
@@ -601,7 +602,7 @@ static void print_results(struct stream *s, const struct pl_link_config *lc,
 	       (unsigned long long)s->replies, (unsigned long long)s->unconfirmed,
 	       (unsigned long long)s->downs, (unsigned long long)s->bad_replies,
 	       (unsigned long long)ls->frames_held, (unsigned long long)ls->frames_replaced,
-	       (unsigned long long)ls->rearms, (unsigned long long)ls->tx.failed_requests);
+	       (unsigned long long)ls->rearms, (unsigned long long)ls->usb.failed_requests);
 	for (int e = 0; e < PL_WIRE_ERROR_COUNT; e++)
 		malformed += ls->rx_errors[e];
 	printf("from the host: messages %llu malformed %llu skipped_bytes %llu\n",
@@ -618,7 +619,7 @@ static void print_results(struct stream *s, const struct pl_link_config *lc,
 	       100.0 * ((double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9) / elapsed,
 	       (double)ls->tx.max_submit_ns / 1e3, (double)ls->tx.max_backlog_bytes / 1024,
 	       100.0 * (double)(ls->hash_ns + pl__frame_source_hash_ns(s->source)) / 1e9 / elapsed,
-	       hash.name, (unsigned long long)ls->tx.zero_length_requests);
+	       hash.name, (unsigned long long)ls->usb.zero_length_requests);
 	/* system_busy_pct: of all the machine's CPUs over the same span as MB/s */
 	printf("latency_ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f  MB/s %.1f  last_submit_us %.0f "
 	       "system_busy_pct %.1f\n",

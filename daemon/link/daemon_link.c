@@ -47,10 +47,10 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	pl__json_u64(j, "messages_sent", st->messages_sent);
 	pl__json_u64(j, "messages_dropped", st->messages_dropped + dl->telemetry_dropped);
 	pl__json_u64(j, "bytes", st->tx.bytes);
-	pl__json_u64(j, "requests", st->tx.requests);
-	pl__json_u64(j, "failed_requests", st->tx.failed_requests);
-	pl__json_u64(j, "failed_submits", st->tx.failed_submits);
-	pl__json_u64(j, "zero_length_requests", st->tx.zero_length_requests);
+	pl__json_u64(j, "requests", st->usb.requests);
+	pl__json_u64(j, "failed_requests", st->usb.failed_requests);
+	pl__json_u64(j, "failed_submits", st->tx.failed_sends);
+	pl__json_u64(j, "zero_length_requests", st->usb.zero_length_requests);
 	pl__json_double(j, "max_submit_us", (double)st->tx.max_submit_ns / 1e3, 1);
 	pl__json_double(j, "max_backlog_kb", (double)st->tx.max_backlog_bytes / 1024, 1);
 	pl__json_double(j, "max_backlog_ms", (double)st->tx.max_backlog_ns / 1e6, 2);

@@ -84,7 +84,7 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 	};
 	size_t total = pl__wire_message_size((uint32_t)len, l->packet_size);
 	struct iovec iov[3];
-	struct pl_aio_send_diag diag;
+	struct pl_link_send_diag diag;
 	int n = 0, err;
 
 	if (hash) {
@@ -433,7 +433,10 @@ void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out)
 	out->packet_size = l->packet_size;
 	out->frames_held_now = l->have_held;
 	out->transport = l->port->ops->name;
-	l->port->ops->totals(l->port, &out->tx, &out->rx);
+	memset(&out->tx, 0, sizeof(out->tx));
+	memset(&out->rx, 0, sizeof(out->rx));
+	memset(&out->usb, 0, sizeof(out->usb));
+	l->port->ops->totals(l->port, &out->tx, &out->rx, &out->usb);
 	memcpy(out->rx_errors, l->in.errors, sizeof(out->rx_errors));
 	out->rx_skipped_bytes = l->in.skipped_bytes;
 	out->last_rtt_ns = l->latency.last_rtt_ns;

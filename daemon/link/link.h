@@ -19,9 +19,7 @@
 #include <stdint.h>
 
 #include "event_loop.h"
-#include "gadget_configfs.h"
-#include "link_aio_tx.h"
-#include "link_aio_rx.h"
+#include "gadget_configfs.h" /* the gadget's part of pl_link_config */
 #include "wire.h"
 
 struct pl_link;
@@ -50,6 +48,36 @@ struct pl_link_handlers {
 	void (*writable)(void *ctx);
 };
 
+/* What one send did: the last_send object of link_diag (docs/wire.md). */
+struct pl_link_send_diag {
+	uint64_t bytes;
+	unsigned requests;      /* USB: AIO requests or synchronous writes; TCP: 1 */
+	uint64_t submit_ns;     /* inside io_submit, write or sendmsg */
+	uint64_t backlog_bytes; /* sent, not yet taken by the host, when it came */
+	uint64_t backlog_ns;    /* how long that backlog had been waiting then */
+};
+
+/* What went out and came in, whatever carries it. */
+struct pl_link_tx_totals {
+	uint64_t messages, bytes;
+	uint64_t failed_sends; /* USB: failed io_submit or write; TCP: failed send */
+	uint64_t max_submit_ns, max_backlog_bytes, max_backlog_ns;
+	int last_error;        /* negative errno of the last failure, 0 if none */
+};
+struct pl_link_rx_totals {
+	uint64_t reads, bytes, failed_reads;
+	int last_error;
+};
+/* USB with AIO only (zero on TCP and with --sync): the requests behind the
+ * messages. A message is several requests, plus a zero-length one when it
+ * ends on a packet boundary and nothing follows it (docs/wire.md). */
+struct pl_link_usb_totals {
+	uint64_t requests, completed_requests, failed_requests, short_requests;
+	uint64_t cancelled_requests, partial_submits;
+	uint64_t zero_length_requests, zlps_not_needed;
+	uint64_t reads_requeued_after_epipe;
+};
+
 struct pl_link_stats {
 	bool up;
 	const char *transport;       /* "usb" or "tcp" */
@@ -58,10 +86,11 @@ struct pl_link_stats {
 	bool frames_held_now; /* a frame is held at this moment */
 	uint64_t messages_sent, messages_queued_now, messages_dropped;
 	uint64_t rearms;
-	struct pl_aio_send_diag last_send;
+	struct pl_link_send_diag last_send;
 	uint64_t last_wait_ns; /* how long the last sent message waited for room */
-	struct pl_aio_tx_totals tx;
-	struct pl_aio_rx_totals rx;
+	struct pl_link_tx_totals tx;
+	struct pl_link_rx_totals rx;
+	struct pl_link_usb_totals usb;
 	uint64_t rx_messages;
 	uint64_t rx_errors[PL_WIRE_ERROR_COUNT];
 	uint64_t rx_skipped_bytes;

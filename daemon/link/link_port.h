@@ -15,10 +15,7 @@
 #include <sys/uio.h>
 
 #include "event_loop.h"
-#include "link_aio_rx.h"
-#include "link_aio_tx.h"
-
-struct pl_link_config;
+#include "link.h"
 
 /* From the port to the link. */
 struct pl_link_port_events {
@@ -41,15 +38,16 @@ struct pl_link_port_ops {
 	 * takes one message); -ENOTCONN; another -errno (logged). The pieces
 	 * may be reused as soon as this returns. diag may be NULL. */
 	int (*send)(struct pl_link_port *p, const struct iovec *iov, int iovcnt,
-		    struct pl_aio_send_diag *diag);
+		    struct pl_link_send_diag *diag);
 	size_t (*room)(const struct pl_link_port *p);
 	uint64_t (*inflight)(const struct pl_link_port *p);
 	/* The peer took nothing for too long: drop it so that it comes back
 	 * afresh (USB: re-arm the gadget; TCP: close the connection). */
 	void (*reset)(struct pl_link_port *p, const char *why);
-	/* Counters in the AIO shape; a port fills what it has. */
-	void (*totals)(const struct pl_link_port *p, struct pl_aio_tx_totals *tx,
-		       struct pl_aio_rx_totals *rx);
+	/* Counters: each comes zeroed, and a port fills what it has (usb only
+	 * the USB port). */
+	void (*totals)(const struct pl_link_port *p, struct pl_link_tx_totals *tx,
+		       struct pl_link_rx_totals *rx, struct pl_link_usb_totals *usb);
 	void (*close)(struct pl_link_port *p);
 };
 

@@ -49,8 +49,8 @@ struct tcp_port {
 	uint64_t out_since_ns;    /* when the buffer last became non-empty */
 	uint8_t in[TCP_READ_BYTES];
 
-	struct pl_aio_tx_totals tx;
-	struct pl_aio_rx_totals rx;
+	struct pl_link_tx_totals tx;
+	struct pl_link_rx_totals rx;
 	uint64_t connections, replaced;
 };
 
@@ -91,14 +91,13 @@ static int flush_out(struct tcp_port *p)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		p->out_start += (size_t)n;
-		p->tx.completed_requests++;
 	}
 	p->out_start = p->out_end = 0;
 	return 1;
 }
 
 static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovcnt,
-		    struct pl_aio_send_diag *diag)
+		    struct pl_link_send_diag *diag)
 {
 	struct tcp_port *p = (struct tcp_port *)base;
 	size_t total = 0, sent = 0, left;
@@ -124,7 +123,7 @@ static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
 			int err = -errno;
 
-			p->tx.failed_submits++;
+			p->tx.failed_sends++;
 			p->tx.last_error = err;
 			pl__log_warnc(err, "link: tcp send of %zu bytes", total);
 			drop_connection(p, "send failed");
@@ -163,7 +162,6 @@ static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 	}
 	p->tx.messages++;
 	p->tx.bytes += total;
-	p->tx.requests++;
 	if (diag && diag->submit_ns > p->tx.max_submit_ns)
 		p->tx.max_submit_ns = diag->submit_ns;
 	if (diag && diag->backlog_bytes > p->tx.max_backlog_bytes)
@@ -193,7 +191,7 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 		int r = flush_out(p);
 
 		if (r < 0) {
-			p->tx.failed_requests++;
+			p->tx.failed_sends++;
 			p->tx.last_error = r;
 			drop_connection(p, "send failed");
 			return;
@@ -337,11 +335,12 @@ static void tcp_reset(struct pl_link_port *base, const char *why)
 	drop_connection(p, why);
 }
 
-static void tcp_totals(const struct pl_link_port *base, struct pl_aio_tx_totals *tx,
-		       struct pl_aio_rx_totals *rx)
+static void tcp_totals(const struct pl_link_port *base, struct pl_link_tx_totals *tx,
+		       struct pl_link_rx_totals *rx, struct pl_link_usb_totals *usb)
 {
 	const struct tcp_port *p = (const struct tcp_port *)base;
 
+	(void)usb; /* no AIO requests behind a socket */
 	*tx = p->tx;
 	*rx = p->rx;
 }

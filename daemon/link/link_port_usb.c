@@ -2,6 +2,8 @@
  * sender and receiver (link_aio_tx.c, link_aio_rx.c), and the --sync
  * baseline sender. See link_port.h. */
 #include "link.h"
+#include "link_aio_rx.h"
+#include "link_aio_tx.h"
 #include "link_ffs.h"
 #include "link_port.h"
 #include "link_sync_tx.h"
@@ -29,11 +31,29 @@ struct usb_port {
 	struct pl_loop_watch *ep0_watch, *tx_watch, *rx_watch;
 	struct pl_aio_tx *tx;
 	struct pl_aio_rx *rx;
-	struct pl_aio_tx_totals sync_totals;
+	struct pl_link_tx_totals sync_totals;
 };
 
+/* The AIO sender's view of a send, in the link's terms. */
+static int aio_send(struct usb_port *p, const struct iovec *iov, int iovcnt,
+		    struct pl_link_send_diag *diag)
+{
+	struct pl_aio_send_diag d;
+	int err = pl__aio_tx_send(p->tx, iov, iovcnt, diag ? &d : NULL);
+
+	if (diag && err == 0)
+		*diag = (struct pl_link_send_diag){
+			.bytes = d.bytes,
+			.requests = d.requests,
+			.submit_ns = d.submit_ns,
+			.backlog_bytes = d.backlog_bytes,
+			.backlog_ns = d.backlog_ns,
+		};
+	return err;
+}
+
 static int usb_send(struct pl_link_port *base, const struct iovec *iov, int iovcnt,
-		    struct pl_aio_send_diag *diag)
+		    struct pl_link_send_diag *diag)
 {
 	struct usb_port *p = (struct usb_port *)base;
 	uint64_t t0, write_ns = 0;
@@ -41,7 +61,7 @@ static int usb_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 	int err;
 
 	if (!p->cfg.sync_write_bytes)
-		return pl__aio_tx_send(p->tx, iov, iovcnt, diag);
+		return aio_send(p, iov, iovcnt, diag);
 	for (int i = 0; i < iovcnt; i++)
 		total += iov[i].iov_len;
 	t0 = pl__mono_ns();
@@ -55,7 +75,7 @@ static int usb_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 		diag->submit_ns = pl__mono_ns() - t0;
 	}
 	if (err < 0) {
-		p->sync_totals.failed_submits++;
+		p->sync_totals.failed_sends++;
 		p->sync_totals.last_error = err;
 		pl__log_warnc(err, "link: synchronous write of %zu bytes", total);
 		return err;
@@ -180,19 +200,52 @@ static void on_ep0(void *ctx, int fd, uint32_t events)
 		usb_reset(&p->base, "ep0 failed");
 }
 
-static void usb_totals(const struct pl_link_port *base, struct pl_aio_tx_totals *tx,
-		       struct pl_aio_rx_totals *rx)
+static void aio_totals(const struct pl_aio_tx *aio, struct pl_link_tx_totals *tx,
+		       struct pl_link_usb_totals *usb)
+{
+	struct pl_aio_tx_totals t;
+
+	pl__aio_tx_get_totals(aio, &t);
+	*tx = (struct pl_link_tx_totals){
+		.messages = t.messages,
+		.bytes = t.bytes,
+		.failed_sends = t.failed_submits,
+		.max_submit_ns = t.max_submit_ns,
+		.max_backlog_bytes = t.max_backlog_bytes,
+		.max_backlog_ns = t.max_backlog_ns,
+		.last_error = t.last_error,
+	};
+	usb->requests = t.requests;
+	usb->completed_requests = t.completed_requests;
+	usb->failed_requests = t.failed_requests;
+	usb->short_requests = t.short_requests;
+	usb->cancelled_requests = t.cancelled_requests;
+	usb->partial_submits = t.partial_submits;
+	usb->zero_length_requests = t.zero_length_requests;
+	usb->zlps_not_needed = t.zlps_not_needed;
+}
+
+static void usb_totals(const struct pl_link_port *base, struct pl_link_tx_totals *tx,
+		       struct pl_link_rx_totals *rx, struct pl_link_usb_totals *usb)
 {
 	const struct usb_port *p = (const struct usb_port *)base;
 
 	if (p->cfg.sync_write_bytes || !p->tx)
 		*tx = p->sync_totals;
 	else
-		pl__aio_tx_get_totals(p->tx, tx);
-	if (p->rx)
-		pl__aio_rx_get_totals(p->rx, rx);
-	else
-		memset(rx, 0, sizeof(*rx));
+		aio_totals(p->tx, tx, usb);
+	if (p->rx) {
+		struct pl_aio_rx_totals r;
+
+		pl__aio_rx_get_totals(p->rx, &r);
+		*rx = (struct pl_link_rx_totals){
+			.reads = r.reads,
+			.bytes = r.bytes,
+			.failed_reads = r.failed_reads,
+			.last_error = r.last_error,
+		};
+		usb->reads_requeued_after_epipe = r.requeued_after_epipe;
+	}
 }
 
 static void usb_close(struct pl_link_port *base)
