@@ -164,6 +164,7 @@ void pl__wire_stream_free(struct pl_wire_stream *s)
 
 void pl__wire_stream_reset(struct pl_wire_stream *s, uint32_t pad)
 {
+	s->start = 0;
 	s->len = 0;
 	s->pending_consume = 0;
 	s->pad = pad;
@@ -171,29 +172,39 @@ void pl__wire_stream_reset(struct pl_wire_stream *s, uint32_t pad)
 
 size_t pl__wire_stream_feed(struct pl_wire_stream *s, const void *data, size_t len)
 {
-	size_t room = s->cap - s->len;
+	size_t room = s->cap - s->start - s->len;
 
+	if (len > room && s->start) {
+		/* make the room at the end: the waiting bytes to the front */
+		memmove(s->buf, s->buf + s->start, s->len);
+		s->examined_bytes += s->len;
+		s->start = 0;
+		room = s->cap - s->len;
+	}
 	if (len > room)
 		len = room;
-	memcpy(s->buf + s->len, data, len);
+	memcpy(s->buf + s->start + s->len, data, len);
 	s->len += len;
 	return len;
 }
 
 static void consume(struct pl_wire_stream *s, size_t n)
 {
-	memmove(s->buf, s->buf + n, s->len - n);
+	s->start += n;
 	s->len -= n;
+	if (s->len == 0)
+		s->start = 0;
 }
 
-/* Drop bytes up to the next possible magic after position 0. */
+/* Drop bytes up to the next possible magic after the first byte. */
 static void resync(struct pl_wire_stream *s)
 {
 	static const uint8_t magic[4] = { 'P', 'L', 'N', 'K' };
+	const uint8_t *p = s->buf + s->start;
 	size_t i;
 
 	for (i = 1; i + 4 <= s->len; i++) {
-		if (memcmp(s->buf + i, magic, 4) == 0)
+		if (memcmp(p + i, magic, 4) == 0)
 			break;
 	}
 	/* keep a tail that may be the start of a magic split across feeds */
@@ -211,7 +222,8 @@ int pl__wire_stream_next(struct pl_wire_stream *s, struct pl_wire_header *hdr,
 		s->pending_consume = 0;
 	}
 	while (s->len >= PL_WIRE_HEADER_SIZE) {
-		enum pl_wire_error e = pl__wire_decode_header(s->buf, hdr);
+		const uint8_t *msg = s->buf + s->start;
+		enum pl_wire_error e = pl__wire_decode_header(msg, hdr);
 		size_t total;
 
 		if (e == PL_WIRE_OK && hdr->payload_len > s->max_payload)
@@ -227,16 +239,23 @@ int pl__wire_stream_next(struct pl_wire_stream *s, struct pl_wire_header *hdr,
 		total = pl__wire_message_size(hdr->payload_len, s->pad);
 		if (s->len < total)
 			return 0;
-		e = pl__wire_check_body(hdr, s->buf, total, s->pad);
+		s->examined_bytes += total;
+		e = pl__wire_check_body(hdr, msg, total, s->pad);
 		if (e != PL_WIRE_OK) {
+			/* The header checked, so its length is the sender's: skip
+			 * the message whole. Looking for a magic inside it would
+			 * let a hostile body of headers that check, each claiming
+			 * the longest payload, make every byte be hashed again
+			 * for each header before it. */
 			s->errors[e]++;
-			resync(s);
+			s->skipped_bytes += total;
+			consume(s, total);
 			continue;
 		}
 		/* Hand out the message in place; it is consumed on the next
 		 * call, which is why the pointer is valid only until then. */
 		s->messages++;
-		*payload = s->buf + PL_WIRE_HEADER_SIZE;
+		*payload = msg + PL_WIRE_HEADER_SIZE;
 		s->pending_consume = total;
 		return 1;
 	}

@@ -87,16 +87,24 @@ enum pl_wire_error pl__wire_check_body(const struct pl_wire_header *hdr, const u
  * out. Malformed input is counted and skipped by resynchronising on the next
  * header that checks; the claimed length of a header is believed only after
  * its header check passed, and never beyond the receiver's max_payload, so
- * a hostile peer cannot make it allocate or wait for an absurd length.
- * The buffer is allocated once, at init. */
+ * a hostile peer cannot make it allocate or wait for an absurd length. A
+ * message whose header checks but whose body does not is skipped whole.
+ * The buffer is allocated once, at init.
+ *
+ * Linear in its input whatever the input: the bytes waiting are
+ * buf[start, start + len), consumed by moving start, and moved to the front
+ * only when a feed needs the room (each byte at most once per message it
+ * waited in); each byte is hashed as a body at most once. examined_bytes
+ * counts what was moved and hashed, so a test can hold it to that. */
 struct pl_wire_stream {
 	uint8_t *buf;
-	size_t cap, len;
+	size_t cap, start, len;
 	uint32_t pad;
 	uint32_t max_payload;
 	uint64_t errors[PL_WIRE_ERROR_COUNT];
 	uint64_t skipped_bytes;
 	uint64_t messages;
+	uint64_t examined_bytes; /* moved inside the buffer or hashed as a body */
 	size_t pending_consume; /* the message handed out last, dropped on the next call */
 };
 

@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		ready = 1;
 	}
-	s.len = 0;
-	s.pending_consume = 0;
+	pl__wire_stream_reset(&s, 64);
 	if (size < 1)
 		return 0;
 	piece = (size_t)data[0] + 1;

@@ -147,10 +147,70 @@ static void test_stream_reset(void)
 	pl__wire_stream_free(&s);
 }
 
+/* n bytes (a multiple of 64) of messages whose headers check and whose
+ * bodies do not (their payload hash is wrong). Magic-filled: one message, its body "PLNK" over and over.
+ * Nested: a header that checks every 64 bytes, each claiming a payload that
+ * ends where the n bytes end, so that a receiver that looked for the next
+ * header inside a bad message would hash the rest again for each. */
+static size_t hostile(uint8_t *out, size_t n, bool nested)
+{
+	static const uint8_t magic[4] = { 'P', 'L', 'N', 'K' };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = magic[i % 4];
+	for (i = 0; i + 128 <= n; i += 64) {
+		/* a payload hash that cannot match: made up, not computed, so
+		 * that making the input stays linear too */
+		struct pl_wire_header h = { .type = PL_MSG_FRAME, .sequence = i,
+					    .payload_len = (uint32_t)(n - i - 64),
+					    .payload_xxh3 = 0x9e3779b97f4a7c15ull };
+
+		pl__wire_encode_header_hashed(out + i, &h);
+		if (!nested)
+			break;
+	}
+	return n;
+}
+
+/* The receiver's work grows with its input, never faster, however hostile
+ * the input: each size is fed in 64 KiB pieces as a transport delivers it,
+ * with a good message after it that must still come out. */
+static void test_stream_linear(void)
+{
+	static uint8_t wire[(16u << 20) + 4096];
+	struct pl_wire_stream s;
+	uint64_t seqs[4];
+	size_t n, total;
+
+	for (int nested = 0; nested < 2; nested++) {
+		double worst = 0;
+
+		for (n = 64u << 10; n <= 16u << 20; n *= 4) {
+			int got;
+
+			pl__wire_stream_init(&s, 64, 16u << 20);
+			total = hostile(wire, n, nested);
+			total += build(wire + total, PL_MSG_FRAME, 9, "after", 5, 64);
+			got = drain(&s, wire, total, 64u << 10, seqs, 4);
+			TAP_OK(got == 1 && seqs[0] == 9,
+			       "%s, %zu KiB: the message after it comes out",
+			       nested ? "nested headers" : "magic-filled body", n >> 10);
+			if ((double)s.examined_bytes / (double)total > worst)
+				worst = (double)s.examined_bytes / (double)total;
+			pl__wire_stream_free(&s);
+		}
+		/* moved at most once and hashed at most once: 2 bytes a byte */
+		TAP_OK(worst <= 2.0, "%s: at most %.2f bytes moved or hashed per byte of input, "
+		       "64 KiB to 16 MiB", nested ? "nested headers" : "magic-filled body", worst);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_stream();
 	test_stream_reset();
+	test_stream_linear();
 	return tap_done();
 }
