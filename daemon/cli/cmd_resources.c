@@ -224,119 +224,168 @@ static int sample_loop(struct pl_resources *r, int tfd, int sfd, struct run *run
 	}
 }
 
-int pl__cmd_resources(int argc, char **argv)
+/* Blocks SIGINT, SIGTERM and SIGCHLD so that they arrive only through *sfd,
+ * and creates the sample timer; *old_mask is the mask to restore. */
+static int open_signal_and_timer(sigset_t *old_mask, int *sfd, int *tfd)
 {
-	struct pl_resources_config cfg;
-	struct pl_resources *r = NULL;
-	struct pl_resources_stats st;
-	struct run run = { 0 };
-	const struct pl_option *ropts;
-	struct pl_option table[16];
-	char err_msg[PL_ERRBUF];
-	sigset_t mask, old_mask;
-	struct rlimit nofile;
-	bool have_nofile;
-	long max_samples = 0;
-	bool verbose = false, failed = false;
-	int next = 0, ret, tfd = -1, sfd = -1, err;
-	size_t n = 0;
-
-	pl__resources_config_init(&cfg);
-	ropts = pl__resources_options(&cfg);
-	for (; n < 13 && ropts[n].name; n++)
-		table[n] = ropts[n];
-	table[n++] = (struct pl_option){ "samples", PL_OPT_INT, &max_samples, 0, 1e9, "N",
-					 "stop sampling after N lines (0: no limit; a command "
-					 "still runs to its end)" };
-	table[n++] = (struct pl_option){ "verbose", PL_OPT_BOOL, &verbose, 0, 0, NULL,
-					 "log debug messages (each process that leaves)" };
-	table[n] = (struct pl_option)PL_OPT_END;
-
-	ret = pl__options_parse_argv(table, argc, argv, &next, err_msg, sizeof(err_msg));
-	if (ret == 1) {
-		usage(stdout, table);
-		pl__resources_config_free(&cfg);
-		return 0;
-	}
-	if (ret < 0 || (next >= argc && !(cfg.pids && cfg.pids[0]) &&
-			!(cfg.names && cfg.names[0]))) {
-		fprintf(stderr, "perflink resources: %s\n\n",
-			ret < 0 ? err_msg : "nothing to sample: give --pids, --names or a command");
-		usage(stderr, table);
-		pl__resources_config_free(&cfg);
-		return 2;
-	}
-	pl__log_init("perflink", true, verbose ? 1 : 0);
+	sigset_t mask;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, &old_mask) != 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0) {
+	if (sigprocmask(SIG_BLOCK, &mask, old_mask) != 0 ||
+	    (*sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    (*tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0) {
+		int err = -errno;
+
 		pl__log_warn("resources: signalfd/timerfd");
-		failed = true;
-		goto out;
+		return err;
 	}
-	have_nofile = getrlimit(RLIMIT_NOFILE, &nofile) == 0;
-	if ((err = pl__resources_open(&r, &cfg)) < 0) {
-		failed = true;
-		goto out;
+	return 0;
+}
+
+/* 0 when the command runs and is sampled; 1 when it started but could not
+ * be executed (it has been reaped); a negative errno when it did not start. */
+static int start_command(struct pl_resources *r, char **cmd, const sigset_t *old_mask,
+			 const struct rlimit *old_nofile, struct run *run)
+{
+	int err;
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		pl__log_warn("resources: cannot become a subreaper; descendants "
+			     "orphaned between two samples may be missed");
+	err = spawn(cmd, old_mask, old_nofile, &run->child);
+	if (err < 0 && run->child <= 0) {
+		pl__log_warnc(err, "resources: cannot start %s", cmd[0]);
+		return err;
 	}
-	if (next < argc) {
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
-			pl__log_warn("resources: cannot become a subreaper; descendants "
-				     "orphaned between two samples may be missed");
-		err = spawn(argv + next, &old_mask, have_nofile ? &nofile : NULL, &run.child);
-		if (err < 0 && run.child <= 0) {
-			pl__log_warnc(err, "resources: cannot start %s", argv[next]);
-			failed = true;
-			goto out;
-		}
-		if (err < 0) {
-			pl__log_warnc(err, "resources: cannot run %s", argv[next]);
-			while (waitpid(run.child, &run.child_status, 0) < 0 && errno == EINTR)
-				;
-			pl__resources_close(r);
-			r = NULL;
-			ret = 127;
-			goto close_fds;
-		}
-		pl__resources_add_root_pid(r, run.child);
-		pl__resources_add_descendants_of(r, getpid());
+	if (err < 0) {
+		pl__log_warnc(err, "resources: cannot run %s", cmd[0]);
+		while (waitpid(run->child, &run->child_status, 0) < 0 && errno == EINTR)
+			;
+		return 1;
 	}
+	pl__resources_add_root_pid(r, run->child);
+	pl__resources_add_descendants_of(r, getpid());
+	return 0;
+}
+
+/* Arms the timer, samples until the loop ends, logs the run's summary. */
+static int sample_and_log(struct pl_resources *r, int tfd, int sfd, struct run *run,
+			  long max_samples)
+{
+	struct pl_resources_stats st;
+	int err;
+
 	if ((err = arm_timer(tfd, pl__resources_interval_ns(r))) < 0) {
 		pl__log_warnc(err, "resources: timerfd_settime");
-		failed = true;
-		goto out;
+		return err;
 	}
-	run.sampling = true;
-	if (sample_loop(r, tfd, sfd, &run, max_samples) < 0)
-		failed = true;
+	run->sampling = true;
+	err = sample_loop(r, tfd, sfd, run, max_samples);
 	pl__resources_get_stats(r, &st);
 	pl__log_info("resources: %llu samples, sampler %.3f ms last, %.3f ms max; "
 		     "%llu processes exited; %llu ticks missed; %llu read errors",
 		     (unsigned long long)st.samples, st.sampler_ms_last, st.sampler_ms_max,
-		     (unsigned long long)st.exited, (unsigned long long)run.missed,
+		     (unsigned long long)st.exited, (unsigned long long)run->missed,
 		     (unsigned long long)st.read_errors);
-out:
-	/* The sampler may have stopped before the command: wait for it. */
-	while (run.child && !run.child_done) {
+	return err;
+}
+
+/* The sampler may have stopped before the command: wait for it. */
+static void wait_for_command(int sfd, struct run *run)
+{
+	while (run->child && !run->child_done) {
 		struct pollfd pfd = { sfd, POLLIN, 0 };
 
 		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 			break;
-		on_signals(sfd, &run);
+		on_signals(sfd, run);
 	}
+}
+
+/* Samples what cfg names and cmd (NULL: no command); returns the exit status. */
+static int run_sampler(const struct pl_resources_config *cfg, char **cmd, long max_samples)
+{
+	struct pl_resources *r = NULL;
+	struct run run = { 0 };
+	sigset_t old_mask;
+	struct rlimit nofile;
+	bool have_nofile, failed = true; /* until the sampler has run */
+	int ret, tfd = -1, sfd = -1;
+
+	if (open_signal_and_timer(&old_mask, &sfd, &tfd) < 0)
+		goto out;
+	have_nofile = getrlimit(RLIMIT_NOFILE, &nofile) == 0;
+	if (pl__resources_open(&r, cfg) < 0)
+		goto out;
+	if (cmd) {
+		ret = start_command(r, cmd, &old_mask, have_nofile ? &nofile : NULL, &run);
+		if (ret < 0)
+			goto out;
+		if (ret > 0) {
+			ret = 127;
+			goto close_all;
+		}
+	}
+	failed = sample_and_log(r, tfd, sfd, &run, max_samples) < 0;
+out:
+	wait_for_command(sfd, &run);
 	ret = exit_status(&run, failed);
+close_all:
 	pl__resources_close(r);
-close_fds:
 	if (tfd >= 0)
 		close(tfd);
 	if (sfd >= 0)
 		close(sfd);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	return ret;
+}
+
+/* This command's options: the sampler's, then its own two. */
+static void options_table(struct pl_option table[16], struct pl_resources_config *cfg,
+			  long *max_samples, bool *verbose)
+{
+	const struct pl_option *ropts = pl__resources_options(cfg);
+	size_t n = 0;
+
+	/* at most 13 of the sampler's: room is left for ours and the end */
+	for (; n < 13 && ropts[n].name; n++)
+		table[n] = ropts[n];
+	table[n++] = (struct pl_option){ "samples", PL_OPT_INT, max_samples, 0, 1e9, "N",
+					 "stop sampling after N lines (0: no limit; a command "
+					 "still runs to its end)" };
+	table[n++] = (struct pl_option){ "verbose", PL_OPT_BOOL, verbose, 0, 0, NULL,
+					 "log debug messages (each process that leaves)" };
+	table[n] = (struct pl_option)PL_OPT_END;
+}
+
+int pl__cmd_resources(int argc, char **argv)
+{
+	struct pl_resources_config cfg;
+	struct pl_option table[16];
+	char err_msg[PL_ERRBUF];
+	long max_samples = 0;
+	bool verbose = false;
+	int next = 0, ret;
+
+	pl__resources_config_init(&cfg);
+	options_table(table, &cfg, &max_samples, &verbose);
+	ret = pl__options_parse_argv(table, argc, argv, &next, err_msg, sizeof(err_msg));
+	if (ret == 1) {
+		usage(stdout, table);
+		ret = 0;
+	} else if (ret < 0 || (next >= argc && !(cfg.pids && cfg.pids[0]) &&
+			       !(cfg.names && cfg.names[0]))) {
+		fprintf(stderr, "perflink resources: %s\n\n",
+			ret < 0 ? err_msg : "nothing to sample: give --pids, --names or a command");
+		usage(stderr, table);
+		ret = 2;
+	} else {
+		pl__log_init("perflink", true, verbose ? 1 : 0);
+		ret = run_sampler(&cfg, next < argc ? argv + next : NULL, max_samples);
+	}
 	pl__resources_config_free(&cfg);
 	return ret;
 }

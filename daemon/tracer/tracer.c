@@ -197,54 +197,70 @@ static int open_csv(struct pl_tracer *t)
 	return 0;
 }
 
-int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
+/* What pl__tracer_close frees or closes, in a state it may free before
+ * anything is set up. */
+static void init_closable(struct pl_tracer *t)
 {
-	struct pl_tracer *t = calloc(1, sizeof(*t));
-	struct pl_tprocs_cfg pcfg;
-	struct pl_tsys_sample first;
-	struct statfs sfs;
-	int err;
-
-	*out = NULL;
-	if (!t)
-		return -ENOMEM;
 	t->rootfd = t->snapfd = t->events_fd = -1;
-	/* Safe to free before they are set up. */
 	t->procs.scanfd = -1;
 	t->procs.scratch.fd = -1;
 	pl__tsys_init(&t->sys, NULL);
 	pl__json_init(&t->json);
-	if ((err = copy_config(&t->cfg, cfg)) < 0)
-		goto fail;
-	if (!t->cfg.out_path || !t->cfg.proc_root || !t->cfg.names || !t->cfg.disks) {
+}
+
+static int check_config(const struct pl_tracer_config *cfg)
+{
+	if (!cfg->out_path || !cfg->proc_root || !cfg->names || !cfg->disks) {
 		pl__log_warnx("tracer: --out, --proc-root, --names and --disk need a value");
-		err = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
-	if (!(t->cfg.hz > 0) || !isfinite(t->cfg.hz)) {
+	if (!(cfg->hz > 0) || !isfinite(cfg->hz)) {
 		pl__log_warnx("tracer: --hz must be above 0");
-		err = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The tick rate, the watch list and the stall thresholds from t->cfg. */
+static int derive_settings(struct pl_tracer *t)
+{
+	int err;
+
 	t->interval_ns = (uint64_t)(1e9 / t->cfg.hz);
 	t->clk_tck = sysconf(_SC_CLK_TCK);
 	if (t->clk_tck <= 0)
 		t->clk_tck = 100;
 	if ((err = split_names(t)) < 0)
-		goto fail;
+		return err;
 	t->event_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	t->scfg.blkio_ms = t->cfg.blkio_stall_ms;
 	t->scfg.dstate_ms = t->cfg.dstate_stall_ms;
 	t->scfg.interval_ms = 1000.0 / t->cfg.hz;
+	return 0;
+}
+
+/* --proc-root, and whether it is the kernel's /proc, a recording, or
+ * another tree read like /proc. */
+static int open_root(struct pl_tracer *t)
+{
+	struct statfs sfs;
 
 	t->rootfd = pl__procdir_open(AT_FDCWD, t->cfg.proc_root);
 	if (t->rootfd < 0) {
-		err = t->rootfd;
+		int err = t->rootfd;
+
 		pl__log_warnc(-err, "--proc-root %s", t->cfg.proc_root);
-		goto fail;
+		return err;
 	}
 	t->live = fstatfs(t->rootfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 	t->seq = !t->live && is_dir_at(t->rootfd, "0000/.perflink-time");
+	return 0;
+}
+
+static int init_readers(struct pl_tracer *t)
+{
+	struct pl_tprocs_cfg pcfg;
+	int err;
 
 	pcfg.watch = t->watch;
 	pcfg.nwatch = t->nwatch;
@@ -253,43 +269,84 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
 	pcfg.clk_tck = t->clk_tck;
 	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
-		goto fail;
-	if ((err = pl__tsys_init(&t->sys, t->cfg.disks)) < 0)
-		goto fail;
+		return err;
+	return pl__tsys_init(&t->sys, t->cfg.disks);
+}
 
-	memset(&first, 0, sizeof(first));
-	if (t->seq) {
-		t->snapfd = pl__procdir_open(t->rootfd, "0000");
-		if (t->snapfd < 0) {
-			err = t->snapfd;
-			pl__log_warnc(-err, "%s/0000", t->cfg.proc_root);
-			goto fail;
-		}
-		delayacct_setup(t, t->snapfd);
-		/* What the first snapshot has, for the config line only. */
-		first.have_psi_io = !pl__probe_forced(PL_PROBE_PSI) &&
-				    is_dir_at(t->snapfd, "pressure/io");
-		first.have_psi_mem = !pl__probe_forced(PL_PROBE_PSI) &&
-				     is_dir_at(t->snapfd, "pressure/memory");
-		close(t->snapfd);
-		t->snapfd = -1;
-	} else {
-		delayacct_setup(t, t->rootfd);
-		if ((err = pl__tprocs_set_root(&t->procs, t->rootfd, t->live)) < 0) {
-			pl__log_warnc(-err, "--proc-root %s", t->cfg.proc_root);
-			goto fail;
-		}
-		/* The Python tool's baseline: the first tick's deltas count
-		 * from here. */
-		pl__tsys_read(&t->sys, t->rootfd, t->live, &first);
-		(void)pl__tsys_maybe_blocked(&t->sys, &first);
+/* A recording: the ticks read the snapshots from 0000 on, so only what
+ * the first one has is looked at here, for the config line. */
+static int first_snapshot(struct pl_tracer *t, struct pl_tsys_sample *first)
+{
+	t->snapfd = pl__procdir_open(t->rootfd, "0000");
+	if (t->snapfd < 0) {
+		int err = t->snapfd;
+
+		pl__log_warnc(-err, "%s/0000", t->cfg.proc_root);
+		return err;
 	}
+	delayacct_setup(t, t->snapfd);
+	first->have_psi_io = !pl__probe_forced(PL_PROBE_PSI) &&
+			     is_dir_at(t->snapfd, "pressure/io");
+	first->have_psi_mem = !pl__probe_forced(PL_PROBE_PSI) &&
+			      is_dir_at(t->snapfd, "pressure/memory");
+	close(t->snapfd);
+	t->snapfd = -1;
+	return 0;
+}
+
+/* The Python tool's baseline: the first tick's deltas count from here. */
+static int live_baseline(struct pl_tracer *t, struct pl_tsys_sample *first)
+{
+	int err;
+
+	delayacct_setup(t, t->rootfd);
+	if ((err = pl__tprocs_set_root(&t->procs, t->rootfd, t->live)) < 0) {
+		pl__log_warnc(-err, "--proc-root %s", t->cfg.proc_root);
+		return err;
+	}
+	pl__tsys_read(&t->sys, t->rootfd, t->live, first);
+	(void)pl__tsys_maybe_blocked(&t->sys, first);
+	return 0;
+}
+
+/* The CSV with its header, the events file with its config line. */
+static int open_outputs(struct pl_tracer *t, const struct pl_tsys_sample *first)
+{
+	int err;
+
 	if ((err = open_csv(t)) < 0)
-		goto fail;
+		return err;
 	if ((err = pl__tevents_open(t)) < 0)
+		return err;
+	return pl__tevents_config(t, (double)pl__wall_ns() / 1e9, (double)pl__mono_ns() / 1e9,
+				  first);
+}
+
+int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
+{
+	struct pl_tracer *t = calloc(1, sizeof(*t));
+	struct pl_tsys_sample first;
+	int err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	init_closable(t);
+	if ((err = copy_config(&t->cfg, cfg)) < 0)
 		goto fail;
-	if ((err = pl__tevents_config(t, (double)pl__wall_ns() / 1e9,
-				      (double)pl__mono_ns() / 1e9, &first)) < 0)
+	if ((err = check_config(&t->cfg)) < 0)
+		goto fail;
+	if ((err = derive_settings(t)) < 0)
+		goto fail;
+	if ((err = open_root(t)) < 0)
+		goto fail;
+	if ((err = init_readers(t)) < 0)
+		goto fail;
+	memset(&first, 0, sizeof(first));
+	err = t->seq ? first_snapshot(t, &first) : live_baseline(t, &first);
+	if (err < 0)
+		goto fail;
+	if ((err = open_outputs(t, &first)) < 0)
 		goto fail;
 	*out = t;
 	return 0;

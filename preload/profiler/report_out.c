@@ -340,12 +340,112 @@ fail:
 	}
 }
 
+/* The JSON line up to its "stages" array, which the stages then fill. */
+static void json_begin(struct pl_json *j, uint64_t frames, uint64_t elapsed_ns)
+{
+	pl__json_init(j);
+	pl__json_begin_object(j, NULL);
+	pl__json_str(j, "type", "perflink-profile");
+	pl__json_u64(j, "version", 1);
+	pl__json_u64(j, "pid", (uint64_t)pid);
+	pl__json_str(j, "comm", program_invocation_short_name);
+	pl__json_u64(j, "start_mono_ns", start_mono_ns);
+	pl__json_u64(j, "report", report_number);
+	pl__json_u64(j, "interval_frames", interval);
+	pl__json_u64(j, "frames", frames);
+	pl__json_u64(j, "elapsed_ns", elapsed_ns);
+	pl__json_u64(j, "threads", snap.live_threads);
+	pl__json_u64(j, "dropped_calls", snap.dropped_calls);
+	pl__json_u64(j, "site_overflow_calls", snap.site_overflow_calls);
+	pl__json_u64(j, "daemon_dropped_reports", pl__report_daemon_dropped());
+	pl__json_begin_array(j, "stages");
+}
+
+static void send_header(struct syslog_conn *sc, const char *prefix, uint64_t frames,
+			uint64_t elapsed_ns)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line),
+		 "%s record=header frames=%llu interval_frames=%u elapsed_ns=%llu threads=%u "
+		 "dropped_calls=%llu site_overflow_calls=%llu",
+		 prefix, (unsigned long long)frames, interval, (unsigned long long)elapsed_ns,
+		 snap.live_threads, (unsigned long long)snap.dropped_calls,
+		 (unsigned long long)snap.site_overflow_calls);
+	syslog_send(sc, line);
+}
+
+static void add_to_totals(struct totals *t, const struct pl_stage *st,
+			  const struct pl_stage_stats *s)
+{
+	t->calls += s->calls;
+	t->wall_total_ns += s->wall_total_ns;
+	t->cpu_total_ns += s->cpu_total_ns;
+	t->cache_bytes += s->cache_bytes;
+	t->stream_bytes += s->stream_bytes;
+	t->retries += s->eagain + s->enodata + s->eintr;
+	t->errors += s->errors;
+	if (st->kind == PL_KIND_CACHE)
+		t->cache_calls += s->calls;
+}
+
+/* A stage's syslog line and JSON object; a cache stage's call sites follow
+ * its line and go inside its object. */
+static void write_stage(unsigned stage, const char *prefix, struct syslog_conn *sc,
+			struct pl_json *j)
+{
+	const struct pl_stage *st = &pl__stages.stage[stage];
+	const struct pl_stage_stats *s = &snap.stage[stage];
+	char line[1024];
+
+	stage_line(line, sizeof(line), prefix, st, s);
+	syslog_send(sc, line);
+	if (j) {
+		pl__json_begin_object(j, NULL);
+		json_stage(j, st, s);
+	}
+	if (st->kind == PL_KIND_CACHE)
+		write_sites(stage, prefix, sc, j);
+	if (j)
+		pl__json_end_object(j);
+}
+
+static void send_totals(struct syslog_conn *sc, const char *prefix, const struct totals *t)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line),
+		 "%s record=totals calls=%llu wall_total_ns=%llu cpu_total_ns=%llu "
+		 "cache_calls=%llu cache_bytes=%llu stream_bytes=%llu retries=%llu errors=%llu",
+		 prefix, (unsigned long long)t->calls, (unsigned long long)t->wall_total_ns,
+		 (unsigned long long)t->cpu_total_ns, (unsigned long long)t->cache_calls,
+		 (unsigned long long)t->cache_bytes, (unsigned long long)t->stream_bytes,
+		 (unsigned long long)t->retries, (unsigned long long)t->errors);
+	syslog_send(sc, line);
+}
+
+/* The finished line to PERFLINK_PROFILE_OUT and to perflinkd; frees j. */
+static void json_send(struct pl_json *j)
+{
+	const char *text = pl__json_finish(j);
+
+	if (text && settings.out_path[0])
+		append_file(text);
+	if (text)
+		pl__report_daemon_send(text);
+	else if (!warned_out) {
+		warned_out = true;
+		pl__diag("out of memory formatting a report");
+	}
+	pl__json_free(j);
+}
+
 void pl__report_write(void)
 {
 	struct syslog_conn sc = { .fd = -1 };
 	struct pl_json json, *j = NULL;
 	struct totals t;
-	char comm[64], prefix[96], line[1024];
+	char comm[64], prefix[96];
 	uint64_t frames, elapsed_ns;
 	unsigned i;
 
@@ -361,75 +461,20 @@ void pl__report_write(void)
 	/* The JSON line goes to the file and to perflinkd. */
 	if (settings.out_path[0] || pl__report_daemon_enabled()) {
 		j = &json;
-		pl__json_init(j);
-		pl__json_begin_object(j, NULL);
-		pl__json_str(j, "type", "perflink-profile");
-		pl__json_u64(j, "version", 1);
-		pl__json_u64(j, "pid", (uint64_t)pid);
-		pl__json_str(j, "comm", program_invocation_short_name);
-		pl__json_u64(j, "start_mono_ns", start_mono_ns);
-		pl__json_u64(j, "report", report_number);
-		pl__json_u64(j, "interval_frames", interval);
-		pl__json_u64(j, "frames", frames);
-		pl__json_u64(j, "elapsed_ns", elapsed_ns);
-		pl__json_u64(j, "threads", snap.live_threads);
-		pl__json_u64(j, "dropped_calls", snap.dropped_calls);
-		pl__json_u64(j, "site_overflow_calls", snap.site_overflow_calls);
-		pl__json_u64(j, "daemon_dropped_reports", pl__report_daemon_dropped());
-		pl__json_begin_array(j, "stages");
+		json_begin(j, frames, elapsed_ns);
 	}
-
 	snprintf(prefix, sizeof(prefix), "report=%u pid=%d comm=%s", report_number, pid, comm);
-	snprintf(line, sizeof(line),
-		 "%s record=header frames=%llu interval_frames=%u elapsed_ns=%llu threads=%u "
-		 "dropped_calls=%llu site_overflow_calls=%llu",
-		 prefix, (unsigned long long)frames, interval, (unsigned long long)elapsed_ns,
-		 snap.live_threads, (unsigned long long)snap.dropped_calls,
-		 (unsigned long long)snap.site_overflow_calls);
-	syslog_send(&sc, line);
-
+	send_header(&sc, prefix, frames, elapsed_ns);
 	for (i = 0; i < pl__stages.n_stages; i++) {
-		const struct pl_stage *st = &pl__stages.stage[i];
-		const struct pl_stage_stats *s = &snap.stage[i];
-
-		if (s->calls == 0)
+		if (snap.stage[i].calls == 0)
 			continue;
-		t.calls += s->calls;
-		t.wall_total_ns += s->wall_total_ns;
-		t.cpu_total_ns += s->cpu_total_ns;
-		t.cache_bytes += s->cache_bytes;
-		t.stream_bytes += s->stream_bytes;
-		t.retries += s->eagain + s->enodata + s->eintr;
-		t.errors += s->errors;
-		if (st->kind == PL_KIND_CACHE)
-			t.cache_calls += s->calls;
-
-		stage_line(line, sizeof(line), prefix, st, s);
-		syslog_send(&sc, line);
-		if (j) {
-			pl__json_begin_object(j, NULL);
-			json_stage(j, st, s);
-		}
-		if (st->kind == PL_KIND_CACHE)
-			write_sites(i, prefix, &sc, j);
-		if (j)
-			pl__json_end_object(j);
+		add_to_totals(&t, &pl__stages.stage[i], &snap.stage[i]);
+		write_stage(i, prefix, &sc, j);
 	}
-
-	snprintf(line, sizeof(line),
-		 "%s record=totals calls=%llu wall_total_ns=%llu cpu_total_ns=%llu "
-		 "cache_calls=%llu cache_bytes=%llu stream_bytes=%llu retries=%llu errors=%llu",
-		 prefix, (unsigned long long)t.calls, (unsigned long long)t.wall_total_ns,
-		 (unsigned long long)t.cpu_total_ns, (unsigned long long)t.cache_calls,
-		 (unsigned long long)t.cache_bytes, (unsigned long long)t.stream_bytes,
-		 (unsigned long long)t.retries, (unsigned long long)t.errors);
-	syslog_send(&sc, line);
+	send_totals(&sc, prefix, &t);
 	if (sc.fd >= 0)
 		close(sc.fd);
-
 	if (j) {
-		const char *text;
-
 		pl__json_end_array(j);
 		pl__json_begin_object(j, "totals");
 		pl__json_u64(j, "calls", t.calls);
@@ -442,15 +487,6 @@ void pl__report_write(void)
 		pl__json_u64(j, "errors", t.errors);
 		pl__json_end_object(j);
 		pl__json_end_object(j);
-		text = pl__json_finish(j);
-		if (text && settings.out_path[0])
-			append_file(text);
-		if (text)
-			pl__report_daemon_send(text);
-		else if (!warned_out) {
-			warned_out = true;
-			pl__diag("out of memory formatting a report");
-		}
-		pl__json_free(j);
+		json_send(j);
 	}
 }
