@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 /* _IOC_SIZEMASK, _IOC_DIR and _IOC_SIZE: glibc's <sys/ioctl.h> brings
  * them from the kernel's headers, musl's does not */
 #ifndef _IOC_SIZEMASK
@@ -23,17 +24,42 @@
 
 static char file_buf[FILE_MAX];
 
-static int read_file(const char *path, size_t *len, char *err, size_t errlen)
+/* Only a regular file of sane size: this runs in the target's constructor,
+ * where a FIFO or a device that never answers would hang the target for
+ * good, so the open does not wait (O_NONBLOCK) and anything else is
+ * refused before a byte is read. */
+static int open_regular(const char *path, char *err, size_t errlen)
 {
-	size_t n = 0;
+	struct stat st;
 	int fd, e;
 
-	fd = pl__real.open(path, O_RDONLY | O_CLOEXEC);
+	fd = pl__real.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		e = errno;
 		pl__fmt(err, errlen, "%s: cannot open: error %d", path, e);
 		return -e;
 	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		pl__real.close(fd);
+		pl__fmt(err, errlen, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	if (st.st_size > FILE_MAX - 1) {
+		pl__real.close(fd);
+		pl__fmt(err, errlen, "%s: larger than %u bytes", path, FILE_MAX - 1);
+		return -EFBIG;
+	}
+	return fd;
+}
+
+static int read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int fd, e;
+
+	fd = open_regular(path, err, errlen);
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		ssize_t r = read(fd, file_buf + n, sizeof(file_buf) - 1 - n);
 

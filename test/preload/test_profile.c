@@ -10,12 +10,15 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SKIP_STATUS 77
@@ -403,6 +406,72 @@ struct bad_case {
 	const char *what;
 };
 
+/* A shim that opened a FIFO for reading would wait for a writer in the
+ * target's constructor: after 5 s this opens the other end, so that such a
+ * shim goes on and the check on the elapsed time fails instead of the test
+ * hanging. */
+static volatile int fifo_done;
+
+static void *fifo_writer(void *arg)
+{
+	const char *path = arg;
+
+	for (int i = 0; i < 500 && !fifo_done; i++) {
+		struct timespec nap = { 0, 10 * 1000 * 1000 };
+
+		if (i >= 500 - 1) {
+			int fd = open(path, O_WRONLY | O_NONBLOCK);
+
+			if (fd >= 0)
+				close(fd);
+		}
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+static double seconds_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* PERFLINK_STAGES naming a FIFO or a directory: refused at once, one
+ * message, the target runs and the shim stays dormant. */
+static void test_stages_not_regular(char *argv[])
+{
+	char fifo[320], env_fifo[400], env_dir[400];
+	const char *kinds[] = { "a FIFO", "a directory" };
+	struct h_run r;
+
+	snprintf(fifo, sizeof(fifo), "%s/stages.fifo", dir);
+	if (mkfifo(fifo, 0600) < 0)
+		abort();
+	snprintf(env_fifo, sizeof(env_fifo), "PERFLINK_STAGES=%s", fifo);
+	snprintf(env_dir, sizeof(env_dir), "PERFLINK_STAGES=%s", dir);
+	for (int k = 0; k < 2; k++) {
+		const char *extra[] = { k ? env_dir : env_fifo, NULL };
+		pthread_t t;
+		double t0 = seconds_now(), took;
+
+		fifo_done = 0;
+		pthread_create(&t, NULL, fifo_writer, fifo);
+		profile(&r, argv, extra);
+		took = seconds_now() - t0;
+		fifo_done = 1;
+		pthread_join(t, NULL);
+		TAP_OK(r.status == 0 && strstr(r.out, "pid ") && took < 4.0,
+		       "PERFLINK_STAGES naming %s: the target runs at once (%.2f s)", kinds[k], took);
+		TAP_OK(strstr(r.err, "not a regular file") && strstr(r.err, "profiling stays off") &&
+			       h_count(r.err, "\n") == 1 && !h_exists(out_path),
+		       "PERFLINK_STAGES naming %s: one message, and dormant", kinds[k]);
+		h_run_free(&r);
+	}
+	unlink(fifo);
+}
+
 static void test_bad_config(void)
 {
 	static const struct bad_case cases[] = {
@@ -451,6 +520,7 @@ static void test_bad_config(void)
 		       "a missing stage file: said, and dormant");
 		h_run_free(&r);
 	}
+	test_stages_not_regular(argv);
 	{
 		const char *extra[] = { "PERFLINK_PROFILE=yes", NULL };
 
