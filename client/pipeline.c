@@ -31,15 +31,20 @@ static struct pl_json json;
 
 static void open_outputs(void)
 {
-	const char *path = getenv("PERFLINK_PIPELINE_OUT");
+	/* secure_getenv: a set-user-ID program's caller must not choose
+	 * where it writes */
+	const char *path = secure_getenv("PERFLINK_PIPELINE_OUT");
 
 	if (out_fd == -2) {
 		out_fd = -1;
 		if (path && *path) {
 			out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			/* a bad value is said in its first 200 bytes: every
+			 * process of a program that execs in a loop says it */
 			if (out_fd < 0)
-				fprintf(stderr, "perflink: PERFLINK_PIPELINE_OUT %s: %s; pipeline "
-					"summaries go only to perflinkd\n", path, strerror(errno));
+				fprintf(stderr, "perflink: PERFLINK_PIPELINE_OUT %.200s%s: %s; pipeline "
+					"summaries go only to perflinkd\n", path,
+					strlen(path) > 200 ? "..." : "", strerror(errno));
 		}
 	}
 	if (!daemon_conn) {

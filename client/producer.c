@@ -157,7 +157,7 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 			(unsigned long long)unknown_flags);
 		return -EINVAL;
 	}
-	path = o.socket_path ? o.socket_path : getenv("PERFLINK_SOCKET");
+	path = o.socket_path ? o.socket_path : secure_getenv("PERFLINK_SOCKET");
 	if (!path || !*path)
 		path = DEFAULT_SOCKET;
 	if (!(p = calloc(1, sizeof(*p))))

@@ -71,6 +71,48 @@ static int annotate(int report_fd)
 	return 0;
 }
 
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* A PERFLINK_PIPELINE_OUT that cannot be opened, 5,000 bytes long: said,
+ * in its first 200 bytes, once per process. */
+static void test_long_bad_path(void)
+{
+	char bad[5100], said[8192];
+	int fds[2], status;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	memset(bad, 'x', sizeof(bad) - 1);
+	memcpy(bad, "/nonexistent/", 13);
+	bad[5000] = '\0';
+	if (pipe(fds) < 0)
+		abort();
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		setenv("PERFLINK_PIPELINE_OUT", bad, 1);
+		pl_frame_published(1000, 2000, 3000, 0, 1, 0);
+		exit(0); /* the summary at exit tries the file */
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], said + n, sizeof(said) - 1 - (size_t)n)) > 0)
+		n += r;
+	said[n] = '\0';
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	TAP_OK(strstr(said, "PERFLINK_PIPELINE_OUT /nonexistent/xxx") && strstr(said, "...:"),
+	       "a bad PERFLINK_PIPELINE_OUT is said, cut short");
+	TAP_OK(n < 400 && count_lines(said) == 1, "in one line of %zd bytes, not 5,000", n);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/pl-test-pipeline-XXXXXX", path[128], line[4096], last[4096] = "";
@@ -125,5 +167,6 @@ int main(void)
 	TAP_OK(g.gaps == 0 && g.repeats == 0, "no gap and no repeat in the last period");
 	unlink(path);
 	rmdir(dir);
+	test_long_bad_path();
 	return tap_done();
 }
