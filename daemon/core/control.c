@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #define ACCEPTS_PER_WAKEUP 32
-#define ACCEPT_PAUSE_NS 1000000000u
 
 struct client {
 	struct pl_control *c;
@@ -287,14 +286,12 @@ static void on_listen(void *ctx, int lfd, uint32_t events)
 			accept_one(c, fd);
 			continue;
 		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED)
+		if (!pl__accept_must_pause(errno))
 			return;
-		/* Out of fds or memory: the listening socket stays readable,
-		 * so stop watching it for a while instead of spinning. */
 		pl__log_warnx_limited(&c->rl, "control: accept: %s; pausing for a second",
 				      strerror(errno));
 		if (pl__loop_mod_fd(c->listen_w, 0) == 0) {
-			c->paused_until_ns = pl__mono_ns() + ACCEPT_PAUSE_NS;
+			c->paused_until_ns = pl__mono_ns() + PL_ACCEPT_PAUSE_NS;
 			update_sweep(c);
 		}
 		return;

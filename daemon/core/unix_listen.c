@@ -10,6 +10,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+bool pl__accept_must_pause(int err)
+{
+	return err != EAGAIN && err != EWOULDBLOCK && err != EINTR && err != ECONNABORTED;
+}
+
 /* A socket file left behind by a daemon that died: nobody accepts on it. */
 static int take_over_path(const struct sockaddr_un *sun, int type)
 {

@@ -15,4 +15,11 @@
  * unlink. */
 int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what);
 
+/* After accept failed with err (an errno): whether the listener must stop
+ * watching its socket for PL_ACCEPT_PAUSE_NS. Out of fds or memory, the
+ * socket stays readable, and watching it would spin the loop and log on
+ * every turn; a peer that went away or a signal are not such a failure. */
+#define PL_ACCEPT_PAUSE_NS 1000000000u
+bool pl__accept_must_pause(int err);
+
 #endif

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -295,6 +297,54 @@ static void test_keep_every_frame(void)
 	pl_producer_close(p);
 }
 
+/* Out of fds: the producer socket stays readable while accept fails, and a
+ * collector that kept watching it would spin the loop and log on every
+ * turn. It pauses instead (one line a second at most), and takes the
+ * producers that waited once fds are there again. */
+static void test_out_of_fds(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stderr_capture cap;
+	struct rlimit old, low;
+	struct pl_producer *p;
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "after" };
+	const char *said;
+	char st[8192];
+	int waiting[3], fill[64], held, lowest, n;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock_path);
+	for (n = 0; n < 3; n++)
+		waiting[n] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	capture_begin(&cap);
+	/* the limit just above the fds in use, and every free number below
+	 * it taken, so that the collector's accept has none */
+	lowest = open("/dev/null", O_RDONLY);
+	close(lowest);
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = (rlim_t)lowest + 8;
+	setrlimit(RLIMIT_NOFILE, &low);
+	for (held = 0; held < 64 && (fill[held] = open("/dev/null", O_RDONLY)) >= 0; held++)
+		;
+	for (n = 0; n < 3; n++)
+		connect(waiting[n], (struct sockaddr *)&sun, sizeof(sun));
+	usleep(1500 * 1000);
+	while (held > 0)
+		close(fill[--held]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	said = capture_end(&cap);
+	n = count_of(said, "collector: accept");
+	status(st, sizeof(st));
+	TAP_OK(strstr(st, "\"accept_pauses\":") && !strstr(st, "\"accept_pauses\":0"),
+	       "out of fds: the collector paused its accepts (%s)", strstr(st, "accept_pauses"));
+	TAP_OK(n <= 3, "out of fds for 1.5 s: said %d times, not on every turn", n);
+	TAP_OK(pl_producer_open(&p, &o) == 0, "fds back: the next producer is taken");
+	if (p)
+		pl_producer_close(p);
+	for (n = 0; n < 3; n++)
+		close(waiting[n]);
+}
+
 static void test_hostile(void)
 {
 	struct pl_producer_options o = { .socket_path = sock_path, .name = "evil",
@@ -461,6 +511,8 @@ int main(void)
 		TAP_OK(pl_producer_open(&p, &o) == -EINVAL,
 		       "an option this library does not know (reserved not zero): -EINVAL");
 	}
+	/* first, while no producer's fds can be closed by the loop under it */
+	test_out_of_fds();
 	test_frames_and_replies();
 	test_keep_every_frame();
 	test_hostile();
