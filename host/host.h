@@ -6,14 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clock_offset.h"
-#include "device_telemetry.h"
 #include "latency_table.h"
 #include "progress.h"
-#include "receiver.h"
+#include "session.h"
 #include "telemetry_files.h"
-
-struct pl_host_transport;
 
 struct pl_host_options {
 	char *tcp;
@@ -37,19 +33,14 @@ struct pl_host_options {
 };
 
 struct pl_host {
-	struct pl_host_transport *link; /* USB or TCP (transport.h) */
-	struct pl_receiver rx;
+	struct pl_host_session session; /* the link, receiver, telemetry, clock offset */
 	struct pl_latency_table table;
-	struct pl_clock_offset clock;
-	struct pl_device_telemetry dt;
 	struct pl_telemetry_files files;
 	bool have_files;
 	struct pl_progress progress;
-	bool connected;
-	uint64_t last_ping_ns, last_flush_ns;
+	uint64_t last_flush_ns;
 	uint64_t start_ns, end_ns;
 	uint64_t first_frame_ns, last_frame_ns;
-	uint64_t bad_pongs;
 	uint64_t drained_bytes, first_byte_ns, last_byte_ns;
 	uint64_t first_byte_cpu_ns, last_byte_cpu_ns; /* --drain: this process's CPU */
 };

@@ -1,15 +1,12 @@
-/* libperflink-host (include/perflink_host.h): the receiver, the transports
- * and the telemetry parser of perflink-host behind a small public API. The
- * only code of its own is the glue: which transport, the pings, and the
- * application's callbacks in place of perflink-host's files. */
+/* libperflink-host (include/perflink_host.h): perflink-host's session
+ * (session.h: the transport, the receiver, the telemetry parser, the pings
+ * and the clock offset) behind a small public API. The only code of its own
+ * is the glue: the options, the application's callbacks in place of
+ * perflink-host's files, errno kept at the edge. */
 #include "perflink_host.h"
 
-#include "clock.h"
-#include "clock_offset.h"
-#include "device_telemetry.h"
 #include "log.h"
-#include "receiver.h"
-#include "transport.h"
+#include "session.h"
 #include "usb_identity.h"
 
 #include <endian.h>
@@ -17,23 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PING_INTERVAL_NS 1000000000ull
-#define TCP_RETRY_MS 500
-/* what perflink-host allows: a device that stops reading costs at most
- * this much memory before replies are dropped */
-#define TCP_OUT_LIMIT_BYTES (32u << 20)
 #define USB_DEPTH 8
 #define USB_TRANSFER_BYTES (64u * 1024)
 #define CLOSE_FLUSH_NS 1000000000ull
 
 struct plh_host {
-	struct pl_host_transport *link; /* USB or TCP (transport.h) */
-	struct pl_receiver rx;
-	struct pl_device_telemetry dt;
-	struct pl_clock_offset clock;
-	bool connected;
-	uint64_t last_ping_ns;
-	uint64_t bad_pongs;
+	struct pl_host_session session;
 	/* the callbacks of the plh_run in progress */
 	bool in_run;
 	plh_frame_fn frame_fn;
@@ -46,41 +32,6 @@ struct plh_host {
 	uint64_t lines_lost; /* no memory for the copy */
 };
 
-static int link_send(void *ctx, const void *msg, size_t len)
-{
-	struct plh_host *h = ctx;
-
-	return pl__host_transport_send(h->link, msg, len);
-}
-
-static int link_poll(struct plh_host *h, int timeout_ms)
-{
-	return pl__host_transport_poll(h->link, timeout_ms);
-}
-
-static void on_connected(void *ctx, unsigned packet_size)
-{
-	struct plh_host *h = ctx;
-
-	pl__receiver_reset(&h->rx, packet_size);
-	h->connected = true;
-	h->last_ping_ns = 0; /* a first offset sample at once */
-}
-
-static void on_disconnected(void *ctx)
-{
-	struct plh_host *h = ctx;
-
-	h->connected = false;
-}
-
-static void on_data(void *ctx, const uint8_t *data, size_t len)
-{
-	struct plh_host *h = ctx;
-
-	pl__receiver_feed(&h->rx, data, len);
-}
-
 static size_t on_reply(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload,
 		       uint8_t *out, size_t cap)
 {
@@ -89,22 +40,6 @@ static size_t on_reply(void *ctx, const struct pl_wire_header *hdr, const uint8_
 	if (!h->frame_fn)
 		return 0;
 	return h->frame_fn(h->frame_ctx, hdr->frame_id, payload, hdr->payload_len, out, cap);
-}
-
-static void on_pong(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload,
-		    uint64_t now_ns)
-{
-	struct plh_host *h = ctx;
-
-	if (pl__clock_offset_add_pong(&h->clock, hdr, payload, now_ns) < 0)
-		h->bad_pongs++;
-}
-
-static void on_telemetry(void *ctx, const uint8_t *payload, size_t len)
-{
-	struct plh_host *h = ctx;
-
-	pl__device_telemetry_feed(&h->dt, (const char *)payload, len);
 }
 
 static void on_line(void *ctx, const char *type, const char *line, size_t len)
@@ -133,20 +68,9 @@ static void on_line(void *ctx, const char *type, const char *line, size_t len)
 	h->telemetry_fn(h->telemetry_ctx, type, h->line, len);
 }
 
-static const struct pl_receiver_hooks hooks = {
-	.pong = on_pong,
-	.telemetry = on_telemetry,
-	.reply = on_reply,
-};
-
-static int open_transport(struct plh_host *h, const struct plh_options *o)
+static int open_session(struct plh_host *h, const struct plh_options *o)
 {
-	static const struct pl_host_transport_handlers th = {
-		.connected = on_connected,
-		.disconnected = on_disconnected,
-		.data = on_data,
-	};
-	struct pl_host_transport_config cfg = {
+	const struct pl_host_session_open_config cfg = {
 		.tcp = o->tcp,
 		.usb = {
 			.vendor_id = o->vid ? o->vid : PL_USB_VENDOR_ID,
@@ -155,11 +79,9 @@ static int open_transport(struct plh_host *h, const struct plh_options *o)
 			.depth = USB_DEPTH,
 			.transfer_bytes = USB_TRANSFER_BYTES,
 		},
-		.tcp_retry_ms = TCP_RETRY_MS,
-		.tcp_out_limit_bytes = TCP_OUT_LIMIT_BYTES,
 	};
 
-	return pl__host_transport_open(&h->link, &cfg, &th, h);
+	return pl__host_session_open(&h->session, &cfg);
 }
 
 /* The public structs keep their size from release to release (what is
@@ -185,6 +107,10 @@ _Static_assert(sizeof(struct plh_stats) ==
 static int open_host(struct plh_host **out, const struct plh_options *o)
 {
 	static const struct plh_options unset;
+	static const struct pl_host_session_hooks hooks = {
+		.reply = on_reply,
+		.line = on_line,
+	};
 	struct plh_host *h;
 	int err;
 
@@ -200,20 +126,13 @@ static int open_host(struct plh_host **out, const struct plh_options *o)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	if ((err = pl__receiver_init(&h->rx, PL_REPLY_APP, PL_WIRE_MAX_PAYLOAD, link_send, h)) < 0)
-		goto fail;
-	h->rx.hooks = &hooks;
-	h->rx.hooks_ctx = h;
-	pl__device_telemetry_init(&h->dt, NULL, NULL);
-	h->dt.line_hook = on_line;
-	h->dt.line_ctx = h;
-	pl__clock_offset_init(&h->clock);
-	if ((err = open_transport(h, o)) < 0)
+	if ((err = pl__host_session_init(&h->session, PL_REPLY_APP, &hooks, h)) < 0 ||
+	    (err = open_session(h, o)) < 0)
 		goto fail;
 	*out = h;
 	return 0;
 fail:
-	pl__receiver_free(&h->rx);
+	pl__host_session_free(&h->session);
 	free(h);
 	return err;
 }
@@ -236,7 +155,7 @@ void plh_set_telemetry(struct plh_host *h, plh_telemetry_fn fn, void *ctx)
 
 static int run(struct plh_host *h, plh_frame_fn fn, void *ctx, int timeout_ms)
 {
-	uint64_t frames = h->rx.frames, now;
+	uint64_t frames = h->session.rx.frames;
 	int err;
 
 	if (timeout_ms < 0)
@@ -246,18 +165,13 @@ static int run(struct plh_host *h, plh_frame_fn fn, void *ctx, int timeout_ms)
 	h->in_run = true;
 	h->frame_fn = fn;
 	h->frame_ctx = ctx;
-	err = link_poll(h, timeout_ms);
+	err = pl__host_session_step(&h->session, timeout_ms);
 	h->frame_fn = NULL;
 	h->frame_ctx = NULL;
 	h->in_run = false;
 	if (err < 0)
-		return pl__host_transport_is_tcp(h->link) ? err : -EIO; /* libusb's are not errnos */
-	now = pl__mono_ns();
-	if (h->connected && now - h->last_ping_ns >= PING_INTERVAL_NS) {
-		pl__receiver_send_ping(&h->rx);
-		h->last_ping_ns = now;
-	}
-	frames = h->rx.frames - frames;
+		return err;
+	frames = h->session.rx.frames - frames;
 	return frames > INT32_MAX ? INT32_MAX : (int)frames;
 }
 
@@ -271,12 +185,13 @@ int plh_run(struct plh_host *h, plh_frame_fn fn, void *ctx, int timeout_ms)
 
 int plh_connected(const struct plh_host *h)
 {
-	return h->connected;
+	return h->session.connected;
 }
 
 void plh_get_stats(const struct plh_host *h, struct plh_stats *st)
 {
-	const struct pl_receiver *r = &h->rx;
+	const struct pl_host_session *s = &h->session;
+	const struct pl_receiver *r = &s->rx;
 	uint64_t rtt;
 
 	memset(st, 0, sizeof(*st));
@@ -284,19 +199,19 @@ void plh_get_stats(const struct plh_host *h, struct plh_stats *st)
 	st->frame_bytes = r->frame_bytes;
 	st->replies = r->replies_sent;
 	st->reply_failures = r->reply_failures;
-	st->telemetry_lines = h->dt.lines;
-	st->telemetry_bad_lines = h->dt.problems[PL_TM_BAD_JSON] + h->lines_lost;
-	st->malformed = pl__receiver_malformed(r) + h->bad_pongs;
+	st->telemetry_lines = s->dt.lines;
+	st->telemetry_bad_lines = s->dt.problems[PL_TM_BAD_JSON] + h->lines_lost;
+	st->malformed = pl__receiver_malformed(r) + s->bad_pongs;
 	st->sequence_gaps = r->sequence_gaps;
 	st->lost_messages = r->lost_messages;
 	{
 		struct pl_host_transport_stats ts;
 
-		pl__host_transport_get_stats(h->link, &ts);
+		pl__host_transport_get_stats(s->link, &ts);
 		st->connects = ts.connects;
 		st->disconnects = ts.disconnects;
 	}
-	st->have_clock_offset = pl__clock_offset_best(&h->clock, &st->clock_offset_ns, &rtt);
+	st->have_clock_offset = pl__clock_offset_best(&s->clock, &st->clock_offset_ns, &rtt);
 	st->clock_offset_rtt_ns = st->have_clock_offset ? rtt : 0;
 }
 
@@ -307,10 +222,8 @@ void plh_close(struct plh_host *h)
 	if (!h)
 		return;
 	h->telemetry_fn = NULL; /* frames and lines that come now are only counted */
-	pl__host_transport_flush(h->link, CLOSE_FLUSH_NS);
-	pl__host_transport_close(h->link);
-	pl__device_telemetry_free(&h->dt);
-	pl__receiver_free(&h->rx);
+	pl__host_transport_flush(h->session.link, CLOSE_FLUSH_NS);
+	pl__host_session_free(&h->session);
 	free(h->line);
 	free(h);
 	errno = saved_errno;

@@ -4,17 +4,15 @@
  * and writes what arrived as files. */
 #include "clock.h"
 #include "clock_offset.h"
-#include "device_telemetry.h"
 #include "latency_table.h"
 #include "log.h"
 #include "options.h"
 #include "payload_hash.h"
 #include "pl_config.h"
 #include "progress.h"
-#include "receiver.h"
 #include "host.h"
 #include "run_output.h"
-#include "transport.h"
+#include "session.h"
 #include "usb_identity.h"
 
 #include <endian.h>
@@ -27,11 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PING_INTERVAL_NS 1000000000ull
-#define TCP_RETRY_MS 500
-/* the largest message and then some: replies wait here when the device
- * does not read */
-#define TCP_OUT_LIMIT_BYTES (32u << 20)
 /* at the end, how long buffered replies may take to leave */
 #define FLUSH_NS 2000000000ull
 
@@ -99,53 +92,18 @@ static const struct pl_option options[] = {
 	PL_OPT_END,
 };
 
-static int link_send(void *ctx, const void *msg, size_t len)
+/* --drain: the bytes are counted, never parsed */
+static void on_raw(void *ctx, size_t len)
 {
 	struct pl_host *h = ctx;
 
-	return pl__host_transport_send(h->link, msg, len);
-}
-
-static int link_poll(struct pl_host *h, int timeout_ms)
-{
-	return pl__host_transport_poll(h->link, timeout_ms);
-}
-
-static void on_connected(void *ctx, unsigned packet_size)
-{
-	struct pl_host *h = ctx;
-
-	pl__receiver_reset(&h->rx, packet_size);
-	h->connected = true;
-	h->last_ping_ns = 0; /* a first offset sample at once */
-	if (!opt.tcp)
-		pl__log_info("connected: %u-byte packets", packet_size);
-}
-
-static void on_disconnected(void *ctx)
-{
-	struct pl_host *h = ctx;
-
-	h->connected = false;
-	if (!opt.tcp)
-		pl__log_info("device gone; waiting for it to come back");
-}
-
-static void on_data(void *ctx, const uint8_t *data, size_t len)
-{
-	struct pl_host *h = ctx;
-
-	if (opt.drain) {
-		h->last_byte_ns = pl__mono_ns();
-		h->last_byte_cpu_ns = pl__process_cpu_ns();
-		if (!h->first_byte_ns) {
-			h->first_byte_ns = h->last_byte_ns;
-			h->first_byte_cpu_ns = h->last_byte_cpu_ns;
-		}
-		h->drained_bytes += len;
-		return;
+	h->last_byte_ns = pl__mono_ns();
+	h->last_byte_cpu_ns = pl__process_cpu_ns();
+	if (!h->first_byte_ns) {
+		h->first_byte_ns = h->last_byte_ns;
+		h->first_byte_cpu_ns = h->last_byte_cpu_ns;
 	}
-	pl__receiver_feed(&h->rx, data, len);
+	h->drained_bytes += len;
 }
 
 static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_ns)
@@ -153,29 +111,13 @@ static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_n
 	struct pl_host *h = ctx;
 	int64_t offset = 0;
 	uint64_t rtt;
-	bool have = pl__clock_offset_best(&h->clock, &offset, &rtt);
+	bool have = pl__clock_offset_best(&h->session.clock, &offset, &rtt);
 
 	if (!h->first_frame_ns)
 		h->first_frame_ns = now_ns;
 	h->last_frame_ns = now_ns;
 	pl__latency_table_add(&h->table, hdr->frame_id, hdr->sequence, hdr->payload_len,
 			      hdr->send_time_ns, now_ns, have, offset);
-}
-
-static void on_pong(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload,
-		    uint64_t now_ns)
-{
-	struct pl_host *h = ctx;
-
-	if (pl__clock_offset_add_pong(&h->clock, hdr, payload, now_ns) < 0)
-		h->bad_pongs++;
-}
-
-static void on_telemetry(void *ctx, const uint8_t *payload, size_t len)
-{
-	struct pl_host *h = ctx;
-
-	pl__device_telemetry_feed(&h->dt, (const char *)payload, len);
 }
 
 static void usage(FILE *out)
@@ -208,14 +150,9 @@ static int parse_reply(enum pl_reply_mode *mode)
 	return 0;
 }
 
-static void open_transport(struct pl_host *h)
+static void open_session(struct pl_host *h)
 {
-	static const struct pl_host_transport_handlers th = {
-		.connected = on_connected,
-		.disconnected = on_disconnected,
-		.data = on_data,
-	};
-	struct pl_host_transport_config tc = {
+	const struct pl_host_session_open_config cfg = {
 		.tcp = opt.tcp,
 		.usb = {
 			.vendor_id = (uint16_t)opt.vendor_id,
@@ -224,11 +161,12 @@ static void open_transport(struct pl_host *h)
 			.depth = (unsigned)opt.depth,
 			.transfer_bytes = (size_t)opt.transfer_kib * 1024,
 		},
-		.tcp_retry_ms = TCP_RETRY_MS,
-		.tcp_out_limit_bytes = TCP_OUT_LIMIT_BYTES,
+		.table = &h->table,
+		.files = h->have_files ? &h->files : NULL,
+		.log_changes = true,
 	};
 
-	if (pl__host_transport_open(&h->link, &tc, &th, h) < 0) {
+	if (pl__host_session_open(&h->session, &cfg) < 0) {
 		/* a bad address was said by the TCP transport */
 		if (opt.tcp)
 			exit(2);
@@ -236,51 +174,49 @@ static void open_transport(struct pl_host *h)
 	}
 }
 
-/* Keep the link going: pings, progress, telemetry files. */
+/* Keep the link going (with its pings), progress, telemetry files. */
 static int run_step(struct pl_host *h, int timeout_ms)
 {
 	uint64_t now;
 
-	if (link_poll(h, timeout_ms) < 0)
+	if (pl__host_session_step(&h->session, timeout_ms) < 0)
 		return -1;
 	now = pl__mono_ns();
-	if (h->connected && !opt.drain && now - h->last_ping_ns >= PING_INTERVAL_NS) {
-		pl__receiver_send_ping(&h->rx);
-		h->last_ping_ns = now;
-	}
 	/* telemetry files are readable while the run goes on, a second late */
 	if (h->have_files && now - h->last_flush_ns >= 1000000000u) {
 		pl__telemetry_files_flush(&h->files);
 		h->last_flush_ns = now;
 	}
-	pl__progress_tick(&h->progress, now, h->rx.frames, h->rx.frame_bytes, &h->table);
+	pl__progress_tick(&h->progress, now, h->session.rx.frames, h->session.rx.frame_bytes,
+			  &h->table);
 	return 0;
 }
 
 static int run(struct pl_host *h)
 {
+	const struct pl_receiver *rx = &h->session.rx;
 	uint64_t start = pl__mono_ns(), last_frame = start;
 	int status = 0;
 
 	h->start_ns = start;
 	while (!stop_requested) {
-		uint64_t frames_before = h->rx.frames;
+		uint64_t frames_before = rx->frames;
 
-		if (opt.stall_after > 0 && h->rx.frames >= (uint64_t)opt.stall_after) {
+		if (opt.stall_after > 0 && rx->frames >= (uint64_t)opt.stall_after) {
 			struct timespec nap = { (time_t)opt.stall_s,
 						(long)((opt.stall_s - (double)(time_t)opt.stall_s) * 1e9) };
 
 			/* a host that stops taking data: nothing is read while
 			 * it sleeps, so the device's budget fills up */
 			pl__log_info("stalling for %.1f s after %llu frames", opt.stall_s,
-				     (unsigned long long)h->rx.frames);
+				     (unsigned long long)rx->frames);
 			opt.stall_after = 0;
 			nanosleep(&nap, NULL);
 			last_frame = pl__mono_ns();
 		}
 		if (run_step(h, 100) < 0)
 			break;
-		if (h->rx.frames != frames_before)
+		if (rx->frames != frames_before)
 			last_frame = pl__mono_ns();
 		if (opt.drain) {
 			if (h->first_byte_ns &&
@@ -288,9 +224,9 @@ static int run(struct pl_host *h)
 				break;
 			continue;
 		}
-		if (opt.frames > 0 && h->rx.frames >= (uint64_t)opt.frames)
+		if (opt.frames > 0 && rx->frames >= (uint64_t)opt.frames)
 			break;
-		if (h->rx.stream_ended)
+		if (rx->stream_ended)
 			break;
 		if (opt.seconds > 0 && pl__mono_ns() - start > (uint64_t)(opt.seconds * 1e9))
 			break;
@@ -303,16 +239,16 @@ static int run(struct pl_host *h)
 	}
 	/* The device reports round trips after the replies reached it: give
 	 * the last frames' reports time to come, if it reports them at all. */
-	if (!opt.drain && h->dt.latency_lines > 0) {
+	if (!opt.drain && h->session.dt.latency_lines > 0) {
 		uint64_t until = pl__mono_ns() + (uint64_t)(opt.latency_wait_s * 1e9);
 
-		while (!stop_requested && h->connected && h->table.rtt_known < h->table.n &&
+		while (!stop_requested && h->session.connected && h->table.rtt_known < h->table.n &&
 		       pl__mono_ns() < until)
 			if (run_step(h, 50) < 0)
 				break;
 	}
 	/* let the last replies go out */
-	pl__host_transport_flush(h->link, FLUSH_NS);
+	pl__host_transport_flush(h->session.link, FLUSH_NS);
 	h->end_ns = pl__mono_ns();
 	return status;
 }
@@ -341,16 +277,19 @@ static void prepare_outputs(struct pl_host *h)
 		if (mkdir(opt.telemetry_dir, 0755) < 0 && errno != EEXIST)
 			pl__fatal("%s", opt.telemetry_dir);
 		snprintf(path, sizeof(path), "%s/telemetry.jsonl", opt.telemetry_dir);
-		h->rx.telemetry_out = fopen(path, "a");
-		if (!h->rx.telemetry_out)
+		h->session.rx.telemetry_out = fopen(path, "a");
+		if (!h->session.rx.telemetry_out)
 			pl__fatal("%s", path);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	static const struct pl_receiver_hooks hooks = {
-		.frame = on_frame, .pong = on_pong, .telemetry = on_telemetry,
+	static const struct pl_host_session_hooks hooks = {
+		.frame = on_frame,
+	};
+	static const struct pl_host_session_hooks drain_hooks = {
+		.raw = on_raw,
 	};
 	char err[PL_ERRBUF];
 	enum pl_reply_mode mode;
@@ -373,18 +312,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(&h, 0, sizeof(h));
-	if (pl__receiver_init(&h.rx, mode, PL_WIRE_MAX_PAYLOAD, link_send, &h) < 0 ||
+	if (pl__host_session_init(&h.session, mode, opt.drain ? &drain_hooks : &hooks, &h) < 0 ||
 	    pl__latency_table_init(&h.table, (size_t)opt.max_frames_kept) < 0)
 		pl__fatalx("out of memory");
-	h.rx.hooks = &hooks;
-	h.rx.hooks_ctx = &h;
-	pl__clock_offset_init(&h.clock);
 	prepare_outputs(&h);
-	pl__device_telemetry_init(&h.dt, &h.table, h.have_files ? &h.files : NULL);
 	pl__progress_init(&h.progress, stdout, isatty(STDOUT_FILENO) == 1);
 	/* chosen before the first message arrives, so none waits for it */
 	pl__payload_hash_choose();
-	open_transport(&h);
+	open_session(&h);
 
 	/* no SA_RESTART: the signal ends the wait in poll at once; the first
 	 * one ends the run and writes the files, a second one kills */
@@ -402,14 +337,12 @@ int main(int argc, char **argv)
 		status = pl__host_report_drain(&h);
 	else
 		status |= pl__host_report(&h, &opt);
-	if (h.rx.telemetry_out)
-		fclose(h.rx.telemetry_out);
+	if (h.session.rx.telemetry_out)
+		fclose(h.session.rx.telemetry_out);
 	if (h.have_files)
 		pl__telemetry_files_close(&h.files);
-	pl__host_transport_close(h.link);
-	pl__device_telemetry_free(&h.dt);
+	pl__host_session_free(&h.session);
 	pl__latency_table_free(&h.table);
-	pl__receiver_free(&h.rx);
 	pl__options_free(options);
 	return status;
 }

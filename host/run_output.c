@@ -30,14 +30,15 @@ fail:
 
 static void print_summary(const struct pl_host *h, const struct pl_run_summary *s)
 {
+	const struct pl_receiver *rx = &h->session.rx;
 	struct pl_latency_summary ls;
 
 	printf("frames %llu  bytes %llu  malformed %llu  sequence_gaps %llu  replies %llu  "
 	       "reply_failures %llu  telemetry %llu  connects %llu  seconds %.1f\n",
-	       (unsigned long long)h->rx.frames, (unsigned long long)h->rx.frame_bytes,
-	       (unsigned long long)pl__receiver_malformed(&h->rx),
-	       (unsigned long long)h->rx.sequence_gaps, (unsigned long long)h->rx.replies_sent,
-	       (unsigned long long)h->rx.reply_failures, (unsigned long long)h->rx.telemetry,
+	       (unsigned long long)rx->frames, (unsigned long long)rx->frame_bytes,
+	       (unsigned long long)pl__receiver_malformed(rx),
+	       (unsigned long long)rx->sequence_gaps, (unsigned long long)rx->replies_sent,
+	       (unsigned long long)rx->reply_failures, (unsigned long long)rx->telemetry,
 	       (unsigned long long)s->connects, s->seconds);
 	if (s->have_offset)
 		printf("clock offset %lld ns (device - host; best ping round trip %.3f ms, %llu "
@@ -48,45 +49,46 @@ static void print_summary(const struct pl_host *h, const struct pl_run_summary *
 		printf("latency (%s, %zu frames): p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f "
 		       "ms\n",
 		       ls.source, ls.n, ls.p50_ms, ls.p99_ms, ls.p999_ms, ls.max_ms);
-	if (h->rx.integrity_frames)
+	if (rx->integrity_frames)
 		printf("integrity: frames %llu, frames with wrong bytes %llu, wrong bytes %llu\n",
-		       (unsigned long long)h->rx.integrity_frames,
-		       (unsigned long long)h->rx.integrity_bad_frames,
-		       (unsigned long long)h->rx.integrity_bad_bytes);
+		       (unsigned long long)rx->integrity_frames,
+		       (unsigned long long)rx->integrity_bad_frames,
+		       (unsigned long long)rx->integrity_bad_bytes);
 	fflush(stdout);
 }
 
 int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 {
+	const struct pl_receiver *rx = &h->session.rx;
 	struct pl_run_summary s = {
 		.table = &h->table,
-		.telemetry = &h->dt,
-		.transport = pl__host_transport_name(h->link),
-		.frames = h->rx.frames,
-		.bytes = h->rx.frame_bytes,
-		.sequence_gaps = h->rx.sequence_gaps,
-		.lost_messages = h->rx.lost_messages,
-		.replies = h->rx.replies_sent,
-		.reply_failures = h->rx.reply_failures,
-		.wire_errors = h->rx.in.errors,
-		.pings_sent = h->rx.pings_sent,
-		.pongs = h->rx.pongs,
-		.bad_pongs = h->bad_pongs,
+		.telemetry = &h->session.dt,
+		.transport = pl__host_transport_name(h->session.link),
+		.frames = rx->frames,
+		.bytes = rx->frame_bytes,
+		.sequence_gaps = rx->sequence_gaps,
+		.lost_messages = rx->lost_messages,
+		.replies = rx->replies_sent,
+		.reply_failures = rx->reply_failures,
+		.wire_errors = rx->in.errors,
+		.pings_sent = rx->pings_sent,
+		.pongs = rx->pongs,
+		.bad_pongs = h->session.bad_pongs,
 		.seconds = (double)(h->end_ns - h->start_ns) / 1e9,
 		.first_frame_ns = h->first_frame_ns,
 		.last_frame_ns = h->last_frame_ns,
-		.offset_samples = h->clock.samples,
+		.offset_samples = h->session.clock.samples,
 	};
 	int status = 0, err;
 
 	{
 		struct pl_host_transport_stats ts;
 
-		pl__host_transport_get_stats(h->link, &ts);
+		pl__host_transport_get_stats(h->session.link, &ts);
 		s.connects = ts.connects;
 		s.reply_drops = ts.dropped_messages;
 	}
-	s.have_offset = pl__clock_offset_best(&h->clock, &s.offset_ns, &s.offset_rtt_ns);
+	s.have_offset = pl__clock_offset_best(&h->session.clock, &s.offset_ns, &s.offset_rtt_ns);
 	print_summary(h, &s);
 
 	if (opt->out) {
@@ -103,16 +105,16 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 	if (opt->frames_csv)
 		status |= write_csv(h, opt->frames_csv, s.have_offset, s.offset_ns);
 
-	if (pl__receiver_malformed(&h->rx) || h->rx.sequence_gaps || h->rx.integrity_bad_frames)
+	if (pl__receiver_malformed(rx) || rx->sequence_gaps || rx->integrity_bad_frames)
 		status = 1;
-	if (opt->frames > 0 && h->rx.frames < (uint64_t)opt->frames && !h->rx.stream_ended)
+	if (opt->frames > 0 && rx->frames < (uint64_t)opt->frames && !rx->stream_ended)
 		status = 1;
-	if (h->rx.stream_ended && (h->rx.frames > h->rx.stream_end_frames ||
-				   h->rx.frames + h->rx.stream_end_unconfirmed < h->rx.stream_end_frames)) {
+	if (rx->stream_ended && (rx->frames > rx->stream_end_frames ||
+				 rx->frames + rx->stream_end_unconfirmed < rx->stream_end_frames)) {
 		pl__log_warnx("the device sent %llu frames (%llu unconfirmed), %llu arrived",
-			      (unsigned long long)h->rx.stream_end_frames,
-			      (unsigned long long)h->rx.stream_end_unconfirmed,
-			      (unsigned long long)h->rx.frames);
+			      (unsigned long long)rx->stream_end_frames,
+			      (unsigned long long)rx->stream_end_unconfirmed,
+			      (unsigned long long)rx->frames);
 		status = 1;
 	}
 	return status;
