@@ -132,9 +132,8 @@ int pl__host_session_step(struct pl_host_session *s, int timeout_ms)
 	uint64_t now;
 	int err;
 
-	/* the USB transport's codes are libusb's, not errnos */
 	if ((err = pl__host_transport_poll(s->link, timeout_ms)) < 0)
-		return pl__host_transport_is_tcp(s->link) ? err : -EIO;
+		return err;
 	now = pl__mono_ns();
 	if (s->connected && !s->hooks->raw && now - s->last_ping_ns >= PING_INTERVAL_NS) {
 		pl__receiver_send_ping(&s->rx);

@@ -76,8 +76,8 @@ int pl__host_session_init(struct pl_host_session *s, enum pl_reply_mode reply,
 int pl__host_session_open(struct pl_host_session *s, const struct pl_host_session_open_config *cfg);
 /* One round: move bytes for up to timeout_ms (connecting, receiving,
  * checking, replying; the hooks run inside), then ping when it is time. 0,
- * or a negative errno when the host itself failed (-EIO from libusb), not
- * the connection, which is retried. */
+ * or a negative errno when the host itself failed (libusb, logged), not the
+ * connection, which is retried. */
 int pl__host_session_step(struct pl_host_session *s, int timeout_ms);
 /* Close the transport and free everything: after pl__host_session_init,
  * whatever it and pl__host_session_open returned. */

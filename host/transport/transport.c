@@ -60,11 +60,6 @@ int pl__host_transport_poll(struct pl_host_transport *t, int timeout_ms)
 	return t->tcp ? pl__tcp_link_poll(t->tcp, timeout_ms) : pl__usb_link_poll(t->usb, timeout_ms);
 }
 
-bool pl__host_transport_is_tcp(const struct pl_host_transport *t)
-{
-	return t->tcp != NULL;
-}
-
 const char *pl__host_transport_name(const struct pl_host_transport *t)
 {
 	return t->tcp ? "tcp" : "usb";

@@ -37,11 +37,12 @@ struct pl_host_transport_stats {
 int pl__host_transport_open(struct pl_host_transport **out,
 			    const struct pl_host_transport_config *cfg,
 			    const struct pl_host_transport_handlers *h, void *ctx);
-/* A whole padded message. 0, or a negative errno (TCP) or libusb code. */
+/* A whole padded message. 0 or a negative errno. */
 int pl__host_transport_send(struct pl_host_transport *t, const void *msg, size_t len);
-/* Move bytes for up to timeout_ms; the handlers run inside. */
+/* Move bytes for up to timeout_ms; the handlers run inside. 0, or a
+ * negative errno when the host side itself failed (not the connection,
+ * which is retried). */
 int pl__host_transport_poll(struct pl_host_transport *t, int timeout_ms);
-bool pl__host_transport_is_tcp(const struct pl_host_transport *t);
 const char *pl__host_transport_name(const struct pl_host_transport *t); /* "usb", "tcp" */
 void pl__host_transport_get_stats(const struct pl_host_transport *t,
 				  struct pl_host_transport_stats *out);

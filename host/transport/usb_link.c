@@ -334,6 +334,26 @@ nomem:
 	return -ENOMEM;
 }
 
+/* libusb's error codes as the errno they stand for: inside perflink every
+ * failure is a negative errno. */
+static int errno_of(int libusb_error)
+{
+	switch (libusb_error) {
+	case LIBUSB_ERROR_INVALID_PARAM: return -EINVAL;
+	case LIBUSB_ERROR_ACCESS: return -EACCES;
+	case LIBUSB_ERROR_NO_DEVICE: return -ENODEV;
+	case LIBUSB_ERROR_NOT_FOUND: return -ENOENT;
+	case LIBUSB_ERROR_BUSY: return -EBUSY;
+	case LIBUSB_ERROR_TIMEOUT: return -ETIMEDOUT;
+	case LIBUSB_ERROR_OVERFLOW: return -EOVERFLOW;
+	case LIBUSB_ERROR_PIPE: return -EPIPE;
+	case LIBUSB_ERROR_INTERRUPTED: return -EINTR;
+	case LIBUSB_ERROR_NO_MEM: return -ENOMEM;
+	case LIBUSB_ERROR_NOT_SUPPORTED: return -EOPNOTSUPP;
+	default: return -EIO;
+	}
+}
+
 int pl__usb_link_poll(struct pl_usb_link *l, int timeout_ms)
 {
 	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
@@ -348,8 +368,10 @@ int pl__usb_link_poll(struct pl_usb_link *l, int timeout_ms)
 		}
 	}
 	err = libusb_handle_events_timeout_completed(l->usb, &tv, NULL);
-	if (err < 0 && err != LIBUSB_ERROR_INTERRUPTED)
-		return err;
+	if (err < 0 && err != LIBUSB_ERROR_INTERRUPTED) {
+		pl__log_warnx("host: libusb: %s", libusb_error_name(err));
+		return errno_of(err);
+	}
 	if (l->lost || (l->dev && l->in_flight == 0))
 		disconnect(l);
 	return 0;

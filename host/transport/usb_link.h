@@ -35,7 +35,8 @@ struct pl_usb_link_stats {
 int pl__usb_link_open(struct pl_usb_link **out, const struct pl_usb_link_config *cfg,
 		     const struct pl_usb_link_handlers *h, void *ctx);
 /* Handle USB events for up to timeout_ms (and look for the device when it
- * is not connected). 0 or a negative libusb error. */
+ * is not connected). 0, or a negative errno when libusb itself failed
+ * (logged). */
 int pl__usb_link_poll(struct pl_usb_link *l, int timeout_ms);
 bool pl__usb_link_connected(const struct pl_usb_link *l);
 unsigned pl__usb_link_packet_size(const struct pl_usb_link *l);
