@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -31,6 +32,10 @@
 
 struct pl_producer {
 	int sock, to_daemon, to_producer;
+	int wait_fd;                  /* epoll: to_producer, and sock for the daemon's loss */
+	atomic_bool gone;             /* perflinkd closed the connection: for good */
+	struct pl_producer_options o; /* as opened, for pl_producer_reopen */
+	char *socket_path, *name;     /* o's strings, owned */
 	struct pl_producer_view view; /* the shared memory perflinkd made */
 	uint32_t id;
 	pthread_mutex_t push_lock;  /* records ring: one pusher at a time */
@@ -133,6 +138,51 @@ _Static_assert(sizeof(struct pl_producer_stats) ==
 
 static const struct pl_producer_options unset_options;
 
+/* What pl_producer_fd gives: readable when a reply or a frame buffer came
+ * back (to_producer), and, for good, once perflinkd closed the connection
+ * (the socket: after the welcome the daemon sends nothing on it), so that a
+ * producer waiting for a slot learns of the daemon's loss. Made on the
+ * first call, under push_lock: a producer that never waits on it (the
+ * preload library's reporter) keeps one descriptor less in its process. */
+static int wait_fd(struct pl_producer *p)
+{
+	struct epoll_event in = { .events = EPOLLIN, .data.fd = p->to_producer };
+	struct epoll_event hup = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = p->sock };
+	int fd, ret;
+
+	pthread_mutex_lock(&p->push_lock);
+	if ((ret = p->wait_fd) < 0) {
+		fd = epoll_create1(EPOLL_CLOEXEC);
+		if (fd < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, p->to_producer, &in) < 0 ||
+		    epoll_ctl(fd, EPOLL_CTL_ADD, p->sock, &hup) < 0) {
+			ret = -errno;
+			if (fd >= 0)
+				close(fd);
+		} else {
+			ret = p->wait_fd = fd;
+		}
+	}
+	pthread_mutex_unlock(&p->push_lock);
+	return ret;
+}
+
+/* Whether perflinkd went away: its end of the socket closed (readable, hung
+ * up or in error; POLLNVAL if the descriptor is not there at all). Once
+ * gone, always gone: the producer's memory is no one's any more. */
+static bool daemon_gone(struct pl_producer *p)
+{
+	struct pollfd pfd = { p->sock, POLLIN, 0 };
+
+	if (atomic_load_explicit(&p->gone, memory_order_relaxed))
+		return true;
+	if (poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLIN | POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))) {
+		atomic_store_explicit(&p->gone, true, memory_order_relaxed);
+		return true;
+	}
+	return false;
+}
+
 int pl_producer_open(struct pl_producer **out, const struct pl_producer_options *opt)
 {
 	struct pl_producer_options o = { 0 };
@@ -162,7 +212,10 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 		path = DEFAULT_SOCKET;
 	if (!(p = calloc(1, sizeof(*p))))
 		return -ENOMEM;
-	p->sock = p->to_daemon = p->to_producer = -1;
+	p->sock = p->to_daemon = p->to_producer = p->wait_fd = -1;
+	p->o = o;
+	p->o.socket_path = p->socket_path = o.socket_path ? strdup(o.socket_path) : NULL;
+	p->o.name = p->name = o.name ? strdup(o.name) : NULL;
 	pthread_mutex_init(&p->push_lock, NULL);
 	pthread_mutex_init(&p->reply_lock, NULL);
 	/* the frames' XXH3 build is chosen now, not on the first frame */
@@ -235,20 +288,34 @@ void pl_producer_close(struct pl_producer *p)
 		close(p->to_daemon);
 	if (p->to_producer >= 0)
 		close(p->to_producer);
+	if (p->wait_fd >= 0)
+		close(p->wait_fd);
 	pthread_mutex_destroy(&p->push_lock);
 	pthread_mutex_destroy(&p->reply_lock);
 	free(p->reply_buf);
+	free(p->socket_path);
+	free(p->name);
 	free(p);
 }
 
 int pl_producer_check(struct pl_producer *p)
 {
-	struct pollfd pfd = { p->sock, POLLIN, 0 };
+	return daemon_gone(p) ? -EPIPE : 0;
+}
 
-	/* After the welcome the daemon sends nothing: readable means closed. */
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-		return -EPIPE;
-	return 0;
+int pl_producer_reopen(struct pl_producer **p)
+{
+	struct pl_producer *old = *p, *fresh = NULL;
+	int ret;
+
+	*p = NULL;
+	if (!old)
+		return -EINVAL;
+	ret = pl_producer_open(&fresh, &old->o);
+	pl_producer_close(old);
+	if (ret == 0)
+		*p = fresh;
+	return ret;
 }
 
 void pl__producer_abandon(struct pl_producer *p)
@@ -259,6 +326,8 @@ void pl__producer_abandon(struct pl_producer *p)
 	close(p->sock);
 	close(p->to_daemon);
 	close(p->to_producer);
+	if (p->wait_fd >= 0)
+		close(p->wait_fd);
 	/* The mutexes may have been held by a thread that does not exist in
 	 * this child: neither destroyed nor freed with them. */
 }
@@ -311,6 +380,15 @@ int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame
 		return -EINVAL;
 	if (len > p->view.slot_bytes)
 		return -EMSGSIZE;
+	if (daemon_gone(p)) {
+		/* nobody will take it: the buffer is free again, the frame lost */
+		atomic_store_explicit(&p->view.shm->slot_state[slot], PL_SLOT_FREE,
+				      memory_order_release);
+		pthread_mutex_lock(&p->push_lock);
+		p->frames_lost++;
+		pthread_mutex_unlock(&p->push_lock);
+		return -EPIPE;
+	}
 	memset(&rec, 0, sizeof(rec));
 	rec.slot = (uint32_t)slot;
 	rec.len = (uint32_t)len;
@@ -368,7 +446,8 @@ int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf, size_t c
 
 int pl_producer_fd(const struct pl_producer *p)
 {
-	return p->to_producer;
+	/* const in the API, as a getter; the descriptor is made on first use */
+	return wait_fd((struct pl_producer *)(uintptr_t)p);
 }
 
 void pl_producer_ack_fd(struct pl_producer *p)
@@ -386,6 +465,8 @@ int pl_telemetry(struct pl_producer *p, const char *json_lines)
 
 	if (!len || json_lines[len - 1] != '\n')
 		return -EINVAL;
+	if (daemon_gone(p))
+		return -EPIPE;
 	pthread_mutex_lock(&p->push_lock);
 	ret = pl__shm_ring_push(&p->view.records, PL_REC_TELEMETRY, json_lines, len, NULL, 0);
 	if (ret < 0)

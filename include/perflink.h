@@ -45,7 +45,9 @@ extern "C" {
 #define PERFLINK_API
 #endif
 
-#define PERFLINK_API_VERSION 1
+/* 2: pl_producer_reopen; -EPIPE from pl_frame_commit and pl_telemetry, and
+ * pl_producer_fd readable, once perflinkd went away */
+#define PERFLINK_API_VERSION 2
 
 struct pl_producer;
 
@@ -81,18 +83,26 @@ struct pl_producer_options {
 PERFLINK_API int pl_producer_open(struct pl_producer **out,
 				  const struct pl_producer_options *opt);
 PERFLINK_API void pl_producer_close(struct pl_producer *p);
-/* 0 while perflinkd is there; -EPIPE once it went away (close the
- * producer and open a new one when it is back). */
+/* 0 while perflinkd is there; -EPIPE once it went away, for good: the
+ * producer's frames and telemetry go nowhere (pl_frame_commit and
+ * pl_telemetry say -EPIPE too, and pl_producer_fd is readable). Then
+ * pl_producer_reopen when the daemon is back. */
 PERFLINK_API int pl_producer_check(struct pl_producer *p);
+/* Close *p and open a new producer with the options *p was opened with:
+ * after perflinkd restarted. 0 with the new one in *p, or as
+ * pl_producer_open with *p NULL; the old one is closed either way. */
+PERFLINK_API int pl_producer_reopen(struct pl_producer **p);
 
 /* A free frame buffer of *capacity bytes to write the frame into, or NULL
  * when every slot is still on its way to the link (wait for
- * pl_producer_fd to become readable, then try again). */
+ * pl_producer_fd to become readable, then try again; if perflinkd went
+ * away, pl_producer_check says so). */
 PERFLINK_API void *pl_frame_begin(struct pl_producer *p, size_t *capacity);
 /* Hand the buffer's first len bytes to perflinkd as frame frame_id (48
  * bits are kept; the host's reply carries it back). The buffer is not
  * yours any more. -EMSGSIZE past the capacity, -ENOBUFS when the ring to
- * the daemon is full (the buffer is released, the frame counted lost). */
+ * the daemon is full, -EPIPE when perflinkd went away (in both the buffer
+ * is released and the frame counted lost). */
 PERFLINK_API int pl_frame_commit(struct pl_producer *p, void *buf, size_t len,
 				 uint64_t frame_id);
 /* Give the buffer back without sending it. */
@@ -102,13 +112,16 @@ PERFLINK_API void pl_frame_abort(struct pl_producer *p, void *buf);
  * bytes in buf, cut to cap), 0 when there is none now. */
 PERFLINK_API int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf,
 			       size_t cap, size_t *len);
-/* Readable (poll/epoll) when a reply arrived or a frame buffer came back.
- * Read it with pl_producer_ack_fd before polling again. */
+/* Readable (poll/epoll) when a reply arrived or a frame buffer came back,
+ * and for good once perflinkd went away (pl_producer_check says -EPIPE).
+ * Call pl_producer_ack_fd before polling again; do not read it yourself.
+ * Made on the first call (a negative errno if that failed), then the same. */
 PERFLINK_API int pl_producer_fd(const struct pl_producer *p);
 PERFLINK_API void pl_producer_ack_fd(struct pl_producer *p);
 
 /* One or more JSON lines, each ending in '\n', sent to the host as
- * telemetry. -ENOBUFS when the ring is full (counted). */
+ * telemetry. -ENOBUFS when the ring is full (counted); -EPIPE when
+ * perflinkd went away. */
 PERFLINK_API int pl_telemetry(struct pl_producer *p, const char *json_lines);
 
 struct pl_producer_stats {

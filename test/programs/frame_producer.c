@@ -11,7 +11,8 @@
  *
  * Prints one line: frames N committed N sent N held N not_sent N lost N
  * replies N bad_replies N. A reply is good when it is the host's echo of
- * the frame or its 16-byte ack; exit 0 when every frame was answered. */
+ * the frame or its 16-byte ack; exit 0 when every frame was answered, 3
+ * as soon as perflinkd went away. */
 #include "perflink.h"
 
 #include <errno.h>
@@ -117,11 +118,18 @@ int main(int argc, char **argv)
 		uint64_t captured = now_ns(), submitted;
 
 		/* Wait for a slot (the link gives them back as frames go out). */
-		while (!(buf = pl_frame_begin(p, &cap))) {
+		while (!(buf = pl_frame_begin(p, &cap)) && pl_producer_check(p) == 0) {
 			struct pollfd pfd = { pl_producer_fd(p), POLLIN, 0 };
 
 			poll(&pfd, 1, 100);
 			read_replies(p, o.frame_bytes);
+		}
+		if (!buf || pl_producer_check(p) < 0) {
+			if (buf)
+				pl_frame_abort(p, buf);
+			fprintf(stderr, "frame_producer: perflinkd went away after %ld frames\n", f);
+			pl_producer_close(p);
+			return 3;
 		}
 		fill(buf, o.frame_bytes, (uint64_t)f);
 		/* the stamps as they happen: captured when the frame began, submitted
@@ -129,7 +137,11 @@ int main(int argc, char **argv)
 		 * submit stamp after the publish one made the summary ignore every
 		 * frame, as common/pipeline_summary.h's rules say) */
 		submitted = now_ns();
-		pl_frame_commit(p, buf, o.frame_bytes, (uint64_t)f);
+		if (pl_frame_commit(p, buf, o.frame_bytes, (uint64_t)f) == -EPIPE) {
+			fprintf(stderr, "frame_producer: perflinkd went away after %ld frames\n", f);
+			pl_producer_close(p);
+			return 3;
+		}
 		if (pipeline)
 			pl_frame_published(captured, submitted, now_ns(), 0, (uint64_t)f, 0);
 		read_replies(p, o.frame_bytes);

@@ -345,6 +345,63 @@ static void test_out_of_fds(void)
 		close(waiting[n]);
 }
 
+/* perflinkd goes away under a producer: the producer learns it (its fd
+ * readable, check, commit and telemetry say -EPIPE, the frame counted
+ * lost), and pl_producer_reopen connects again once a daemon is back. */
+static void test_daemon_gone(const struct pl_collector_config *cfg,
+			     const struct pl_collector_sink *sink)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "survivor",
+					 .frame_slots = 2, .frame_bytes = 256 };
+	struct pl_producer_stats st;
+	struct pl_producer *p;
+	struct pollfd pfd;
+	uint64_t before;
+	size_t cap;
+	void *buf;
+	int ret;
+
+	if (pl_producer_open(&p, &o) < 0) {
+		TAP_OK(0, "a producer to lose its daemon");
+		return;
+	}
+	TAP_OK(pl_producer_check(p) == 0, "the daemon is there");
+	pthread_mutex_lock(&loop_lock);
+	pl__collector_close(collector);
+	collector = NULL;
+	pthread_mutex_unlock(&loop_lock);
+	pfd = (struct pollfd){ pl_producer_fd(p), POLLIN, 0 };
+	TAP_OK(poll(&pfd, 1, 2000) == 1, "the daemon gone: the producer's fd is readable");
+	TAP_OK(pl_producer_check(p) == -EPIPE, "and pl_producer_check says -EPIPE");
+	buf = pl_frame_begin(p, &cap);
+	ret = buf ? pl_frame_commit(p, buf, 16, 1) : 0;
+	pl_producer_get_stats(p, &st);
+	TAP_OK(buf && ret == -EPIPE && st.frames_lost == 1,
+	       "a frame committed then: -EPIPE, counted lost (%d, %llu)", ret,
+	       (unsigned long long)st.frames_lost);
+	TAP_OK(pl_frame_begin(p, &cap) != NULL, "and its buffer is free again");
+	TAP_OK(pl_telemetry(p, "{\"type\":\"x\"}\n") == -EPIPE, "telemetry then: -EPIPE");
+
+	pthread_mutex_lock(&loop_lock);
+	ret = pl__collector_open(&collector, loop, cfg, sink, NULL);
+	pthread_mutex_unlock(&loop_lock);
+	TAP_OK(ret == 0, "a daemon is back");
+	before = seen(&seen_frames);
+	ret = pl_producer_reopen(&p);
+	TAP_OK(ret == 0 && p && pl_producer_check(p) == 0, "pl_producer_reopen connects again (%d)",
+	       ret);
+	if (!p)
+		return;
+	buf = pl_frame_begin(p, &cap);
+	TAP_OK(buf && pl_frame_commit(p, buf, 16, 2) == 0, "with the same options: a frame goes");
+	for (int i = 0; i < 200 && seen(&seen_frames) == before; i++)
+		usleep(10000);
+	TAP_OK(seen(&seen_frames) == before + 1, "and reaches the daemon");
+	pl_producer_close(p);
+	p = NULL;
+	TAP_OK(pl_producer_reopen(&p) == -EINVAL && !p, "reopening nothing: -EINVAL");
+}
+
 static void test_hostile(void)
 {
 	struct pl_producer_options o = { .socket_path = sock_path, .name = "evil",
@@ -516,6 +573,7 @@ int main(void)
 	test_frames_and_replies();
 	test_keep_every_frame();
 	test_hostile();
+	test_daemon_gone(&cfg, &sink);
 	test_silent_daemon(dir);
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
