@@ -7,10 +7,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 #include <libusb.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A message to the device that it has not taken in this long is given up
+ * (counted in failed_sends): a device that does not read bulk OUT (one
+ * without native AIO) must not make the host keep every reply and ping. */
+#define OUT_TIMEOUT_MS 10000
+/* How long the transfers cancelled at a disconnect may take to come back
+ * before the host stops waiting for them. */
+#define CANCEL_WAIT_NS (2000ull * 1000 * 1000)
+
+/* One message on its way to the device: the transfer, its bytes, and its
+ * place in the list a disconnect cancels. */
+struct out_send {
+	struct pl_usb_link *l;
+	struct libusb_transfer *t;
+	struct out_send *prev, *next;
+	uint8_t data[];
+};
 
 struct pl_usb_link {
 	struct pl_usb_link_config cfg;
@@ -24,7 +42,11 @@ struct pl_usb_link {
 	struct libusb_transfer **in;
 	unsigned in_flight;
 	unsigned out_flight;
+	struct out_send *out; /* the OUT transfers in flight */
 	bool lost; /* a transfer said the device is gone */
+	/* inside disconnect: what comes back is not sent again, and nothing
+	 * new goes out, so that the cancelled transfers can all come back */
+	bool closing;
 	int wrapped_fd; /* usbfs fd handed to libusb_wrap_sys_device, or -1 */
 	struct pl_usb_link_stats stats;
 };
@@ -83,7 +105,7 @@ static int find_interface(struct pl_usb_link *l, libusb_device *dev)
 
 static void submit_in(struct pl_usb_link *l, struct libusb_transfer *t)
 {
-	if (!l->dev || l->lost)
+	if (!l->dev || l->lost || l->closing)
 		return;
 	if (libusb_submit_transfer(t) == 0)
 		l->in_flight++;
@@ -248,7 +270,8 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 
 static void LIBUSB_CALL out_done(struct libusb_transfer *t)
 {
-	struct pl_usb_link *l = t->user_data;
+	struct out_send *os = t->user_data;
+	struct pl_usb_link *l = os->l;
 
 	l->out_flight--;
 	if (t->status != LIBUSB_TRANSFER_COMPLETED) {
@@ -256,31 +279,57 @@ static void LIBUSB_CALL out_done(struct libusb_transfer *t)
 		if (t->status == LIBUSB_TRANSFER_NO_DEVICE)
 			l->lost = true;
 	}
-	free(t->buffer);
+	if (os->prev)
+		os->prev->next = os->next;
+	else
+		l->out = os->next;
+	if (os->next)
+		os->next->prev = os->prev;
 	libusb_free_transfer(t);
+	free(os);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void disconnect(struct pl_usb_link *l)
 {
+	uint64_t deadline_ns = mono_ns() + CANCEL_WAIT_NS;
 	unsigned k;
 
 	if (!l->dev)
 		return;
+	l->closing = true;
+	/* both directions: a device that does not read bulk OUT would
+	 * otherwise keep the host waiting for ever */
 	for (k = 0; k < l->cfg.depth; k++)
 		libusb_cancel_transfer(l->in[k]);
+	for (struct out_send *os = l->out; os; os = os->next)
+		libusb_cancel_transfer(os->t);
 	/* let the cancelled transfers come back before the handle goes */
-	while (l->in_flight > 0 || l->out_flight > 0) {
+	while ((l->in_flight > 0 || l->out_flight > 0) && mono_ns() < deadline_ns) {
 		struct timeval tv = { 0, 100000 };
 
 		if (libusb_handle_events_timeout_completed(l->usb, &tv, NULL) < 0)
 			break;
 	}
-	if (l->in_flight > 0 || l->out_flight > 0)
-		pl__log_warnx("host: %u transfers did not come back after the device went away",
+	if (l->in_flight > 0 || l->out_flight > 0) {
+		/* libusb must not close a handle with transfers on it: the
+		 * handle is let go unclosed (a leak, not a crash) */
+		pl__log_warnx("host: %u transfers did not come back within 2 s of cancelling "
+			      "them; the device's handle is left open",
 			      l->in_flight + l->out_flight);
-	libusb_release_interface(l->dev, l->interface);
-	libusb_close(l->dev);
+	} else {
+		libusb_release_interface(l->dev, l->interface);
+		libusb_close(l->dev);
+	}
 	l->dev = NULL;
+	l->closing = false;
 	if (l->wrapped_fd >= 0) {
 		close(l->wrapped_fd); /* libusb does not close a wrapped fd */
 		l->wrapped_fd = -1;
@@ -390,28 +439,36 @@ unsigned pl__usb_link_packet_size(const struct pl_usb_link *l)
 int pl__usb_link_send(struct pl_usb_link *l, const void *data, size_t len)
 {
 	struct libusb_transfer *t;
-	unsigned char *copy;
+	struct out_send *os;
 
-	if (!l->dev)
+	if (!l->dev || l->closing)
 		return -ENOTCONN;
 	t = libusb_alloc_transfer(0);
-	copy = malloc(len);
-	if (!t || !copy) {
+	os = malloc(sizeof(*os) + len);
+	if (!t || !os) {
 		libusb_free_transfer(t);
-		free(copy);
+		free(os);
 		return -ENOMEM;
 	}
-	memcpy(copy, data, len);
-	libusb_fill_bulk_transfer(t, l->dev, l->ep_out, copy, (int)len, out_done, l, 0);
+	memcpy(os->data, data, len);
+	os->l = l;
+	os->t = t;
+	libusb_fill_bulk_transfer(t, l->dev, l->ep_out, os->data, (int)len, out_done, os,
+				  OUT_TIMEOUT_MS);
 	/* end the device's read with this message even when it fills its
 	 * last packet exactly */
 	t->flags |= LIBUSB_TRANSFER_ADD_ZERO_PACKET;
 	if (libusb_submit_transfer(t) != 0) {
 		libusb_free_transfer(t);
-		free(copy);
+		free(os);
 		l->stats.failed_sends++;
 		return -EIO;
 	}
+	os->prev = NULL;
+	os->next = l->out;
+	if (l->out)
+		l->out->prev = os;
+	l->out = os;
 	l->out_flight++;
 	l->stats.sent_messages++;
 	return 0;
