@@ -37,9 +37,9 @@ static void on_signal(int signo)
 }
 
 static struct pl_host_options opt = {
+	.depth = 8,
 	.vendor_id = PL_USB_VENDOR_ID,
 	.product_id = PL_USB_PRODUCT_ID,
-	.depth = 8,
 	.transfer_kib = 64,
 	.latency_wait_s = 2,
 	.max_frames_kept = 8000000,

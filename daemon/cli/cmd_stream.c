@@ -333,44 +333,43 @@ static double quantile(const double *sorted, uint64_t n, double q)
 /* The command line: the option table points into s->opt. */
 static void options_table(struct stream *s)
 {
-	struct stream_options *o = &s->opt;
 	const struct pl_option table[] = {
-		{ "ffs-dir", PL_OPT_STRING, &o->ffs_dir, 0, 0, "DIR",
+		{ "ffs-dir", PL_OPT_STRING, &s->opt.ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance" },
-		{ "setup-gadget", PL_OPT_BOOL, &o->setup_gadget, 0, 0, NULL,
+		{ "setup-gadget", PL_OPT_BOOL, &s->opt.setup_gadget, 0, 0, NULL,
 		  "make the gadget through configfs and bind it to the first UDC" },
-		{ "frames", PL_OPT_INT, &o->frames, 1, 1e8, "N", "frames to send" },
-		{ "payload-bytes", PL_OPT_INT, &o->payload_bytes, 1, 4 << 20, "B",
+		{ "frames", PL_OPT_INT, &s->opt.frames, 1, 1e8, "N", "frames to send" },
+		{ "payload-bytes", PL_OPT_INT, &s->opt.payload_bytes, 1, 4 << 20, "B",
 		  "bytes per frame" },
-		{ "fps", PL_OPT_DOUBLE, &o->fps, 0, 10000, "R",
+		{ "fps", PL_OPT_DOUBLE, &s->opt.fps, 0, 10000, "R",
 		  "frames per second (0: as fast as the link takes them); at a set rate the "
 		  "first frame waits up to 1 s for the host's first message" },
-		{ "write-chunk", PL_OPT_INT, &o->write_chunk, 8192, 16384, "B",
+		{ "write-chunk", PL_OPT_INT, &s->opt.write_chunk, 8192, 16384, "B",
 		  "AIO request size: 8192 or 16384" },
-		{ "budget-kib", PL_OPT_INT, &o->budget_kib, 64, 65536, "KIB",
+		{ "budget-kib", PL_OPT_INT, &s->opt.budget_kib, 64, 65536, "KIB",
 		  "at most this much submitted and not completed" },
-		{ "make-ahead", PL_OPT_INT, &o->make_ahead, 0, 8, "N",
+		{ "make-ahead", PL_OPT_INT, &s->opt.make_ahead, 0, 8, "N",
 		  "frames made and hashed ahead on a thread of their own, as a producer "
 		  "does (0: in the sending thread, each right after the one before is sent)" },
-		{ "deadline", PL_OPT_DOUBLE, &o->deadline_s, 0.1, 3600, "S",
+		{ "deadline", PL_OPT_DOUBLE, &s->opt.deadline_s, 0.1, 3600, "S",
 		  "drop and re-arm the gadget when the host takes nothing for this long" },
-		{ "timeout", PL_OPT_DOUBLE, &o->timeout_s, 1, 1e6, "S",
+		{ "timeout", PL_OPT_DOUBLE, &s->opt.timeout_s, 1, 1e6, "S",
 		  "give up after this long without a reply" },
-		{ "signal-interval-us", PL_OPT_DOUBLE, &o->signal_interval_us, 0, 1e6, "US",
+		{ "signal-interval-us", PL_OPT_DOUBLE, &s->opt.signal_interval_us, 0, 1e6, "US",
 		  "integrity: send SIGUSR2 to the submitting thread this often (0: never)" },
-		{ "seed", PL_OPT_INT, &o->seed, 0, 1e15, "N",
+		{ "seed", PL_OPT_INT, &s->opt.seed, 0, 1e15, "N",
 		  "integrity: the payload seed (0: from the clock)" },
-		{ "sync", PL_OPT_BOOL, &o->sync, 0, 0, NULL,
+		{ "sync", PL_OPT_BOOL, &s->opt.sync, 0, 0, NULL,
 		  "baseline for benchmarks: blocking write()s of --sync-bytes instead of AIO" },
-		{ "sync-bytes", PL_OPT_INT, &o->sync_bytes, 512, 1 << 20, "B",
+		{ "sync-bytes", PL_OPT_INT, &s->opt.sync_bytes, 512, 1 << 20, "B",
 		  "size of each synchronous write" },
-		{ "no-replies", PL_OPT_BOOL, &o->no_replies, 0, 0, NULL,
+		{ "no-replies", PL_OPT_BOOL, &s->opt.no_replies, 0, 0, NULL,
 		  "the host does not reply (perflink-host --reply none): a frame is done when "
 		  "sent; for throughput runs" },
-		{ "no-check", PL_OPT_BOOL, &o->no_check, 0, 0, NULL,
+		{ "no-check", PL_OPT_BOOL, &s->opt.no_check, 0, 0, NULL,
 		  "benchmarks: send the same bytes each frame (frame id stamped) and count "
 		  "replies without checking them, so the device's CPU goes to the link" },
-		{ "frames-csv", PL_OPT_STRING, &o->frames_csv, 0, 0, "PATH",
+		{ "frames-csv", PL_OPT_STRING, &s->opt.frames_csv, 0, 0, "PATH",
 		  "one line per answered frame: frame_id,bytes,send_ns,reply_ns,latency_ms" },
 		PL_OPT_END,
 	};
@@ -381,25 +380,24 @@ static void options_table(struct stream *s)
 
 static void options_defaults(struct stream_options *o, bool integrity)
 {
+	*o = (struct stream_options){
+		.frames = integrity ? 100000 : 500,
+		.payload_bytes = 393216,
+		.write_chunk = 8192,
+		.fps = integrity ? 0 : 20,
+		.budget_kib = 1024,
+		.sync_bytes = 32768,
+		.signal_interval_us = integrity ? 100 : 0,
+		/* in the sending thread: in the rig the device shares two CPUs
+		 * with the host, and a maker thread's hashing takes the host's
+		 * (perflink-bench link: 0.835 of the bare stream inline, 0.772
+		 * with 3 ahead) */
+		.make_ahead = 0,
+		.deadline_s = 2,
+		.integrity = integrity,
+		.timeout_s = 30,
+	};
 	o->ffs_dir = strdup("/dev/ffs-perflink");
-	o->frames = 500;
-	o->payload_bytes = 393216;
-	o->fps = 20;
-	o->write_chunk = 8192;
-	o->budget_kib = 1024;
-	/* in the sending thread: in the rig the device shares two CPUs with the
-	 * host, and a maker thread's hashing takes the host's (perflink-bench
-	 * link: 0.835 of the bare stream inline, 0.772 with 3 ahead) */
-	o->make_ahead = 0;
-	o->deadline_s = 2;
-	o->timeout_s = 30;
-	o->integrity = integrity;
-	o->sync_bytes = 32768;
-	if (integrity) {
-		o->frames = 100000;
-		o->fps = 0;
-		o->signal_interval_us = 100;
-	}
 }
 
 static void usage(const struct stream *s)
@@ -428,15 +426,13 @@ static int parse_command_line(struct stream *s, int argc, char **argv, bool inte
 	options_table(s);
 	options_defaults(&s->opt, integrity);
 	r = pl__options_parse_argv(s->options, argc, argv, &next, err, sizeof(err));
-	if (r == 1) {
-		usage(s);
-		return 0;
-	}
-	if (r < 0 || next < argc) {
+	if (r < 0 || (r == 0 && next < argc)) {
 		fprintf(stderr, "perflink stream: %s\n", r < 0 ? err : "unexpected argument");
 		return 2;
 	}
-	return -1;
+	if (r == 1)
+		usage(s); /* --help */
+	return r == 1 ? 0 : -1;
 }
 
 /* What the run keeps per frame, and the frames themselves. */

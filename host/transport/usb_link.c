@@ -26,7 +26,7 @@
 struct out_send {
 	struct pl_usb_link *l;
 	struct libusb_transfer *t;
-	struct out_send *prev, *next;
+	struct out_send *next, **link; /* link: the pointer that points here */
 	uint8_t data[];
 };
 
@@ -279,12 +279,9 @@ static void LIBUSB_CALL out_done(struct libusb_transfer *t)
 		if (t->status == LIBUSB_TRANSFER_NO_DEVICE)
 			l->lost = true;
 	}
-	if (os->prev)
-		os->prev->next = os->next;
-	else
-		l->out = os->next;
+	*os->link = os->next; /* out of the list */
 	if (os->next)
-		os->next->prev = os->prev;
+		os->next->link = os->link;
 	libusb_free_transfer(t);
 	free(os);
 }
@@ -464,10 +461,10 @@ int pl__usb_link_send(struct pl_usb_link *l, const void *data, size_t len)
 		l->stats.failed_sends++;
 		return -EIO;
 	}
-	os->prev = NULL;
-	os->next = l->out;
+	os->next = l->out; /* into the list, at its head */
+	os->link = &l->out;
 	if (l->out)
-		l->out->prev = os;
+		l->out->link = &os->next;
 	l->out = os;
 	l->out_flight++;
 	l->stats.sent_messages++;

@@ -1,4 +1,5 @@
-# Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh):
+# Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh;
+# test_daemon_gone.sh takes only check):
 # TAP checks, and a perflinkd with its link on a free local TCP port.
 # Needs $perflinkd, $perflink and $d (a scratch directory) set, and $st
 # (the last status) for finish; sets $dpid and $port.

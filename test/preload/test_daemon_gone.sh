@@ -16,16 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0 failed=0
-check() { # description, then a shell condition
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tcp_link_lib.sh" # check; this test needs no link
 
 : >"$d/empty.conf"
 "$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \

@@ -4,6 +4,7 @@
  * and the exit a second one for the rest; no perflinkd running is not an
  * error. The arithmetic itself is tested in
  * test_pipeline_summary.c. */
+#include "stderr_capture.h"
 #include "tap.h"
 
 #include "clock.h"
@@ -71,15 +72,6 @@ static int annotate(int report_fd)
 	return 0;
 }
 
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* A PERFLINK_PIPELINE_OUT that cannot be opened, 5,000 bytes long: said,
  * in its first 200 bytes, once per process. */
 static void test_long_bad_path(void)
@@ -110,7 +102,7 @@ static void test_long_bad_path(void)
 	waitpid(pid, &status, 0);
 	TAP_OK(strstr(said, "PERFLINK_PIPELINE_OUT /nonexistent/xxx") && strstr(said, "...:"),
 	       "a bad PERFLINK_PIPELINE_OUT is said, cut short");
-	TAP_OK(n < 400 && count_lines(said) == 1, "in one line of %zd bytes, not 5,000", n);
+	TAP_OK(n < 400 && count_of(said, "\n") == 1, "in one line of %zd bytes, not 5,000", n);
 }
 
 int main(void)
