@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -31,8 +30,7 @@
 #define DEFAULT_RING (64u * 1024)
 
 struct pl_producer {
-	int sock, to_daemon, to_producer;
-	int wait_fd;                  /* epoll: to_producer, and sock for the daemon's loss */
+	int sock;                     /* hello and welcome, then wakeups both ways */
 	atomic_bool gone;             /* perflinkd closed the connection: for good */
 	struct pl_producer_options o; /* as opened, for pl_producer_reopen */
 	char *socket_path, *name;     /* o's strings, owned */
@@ -85,11 +83,12 @@ static uint32_t clamp_u32(size_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* The welcome, with its three fds. A daemon that refused sends no fds. */
-static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
+/* The welcome, with the memory's fd. A daemon that refused sends none;
+ * more than one would not fit the control buffer and is not installed. */
+static int receive_welcome(int sock, struct pl_producer_welcome *w, int *shm_fd)
 {
 	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { w, sizeof(*w) };
@@ -98,7 +97,7 @@ static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
 	struct cmsghdr *cm;
 	ssize_t n;
 
-	fds[0] = fds[1] = fds[2] = -1;
+	*shm_fd = -1;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
@@ -106,14 +105,14 @@ static int receive_welcome(int sock, struct pl_producer_welcome *w, int fds[3])
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(3 * sizeof(int)))
-			memcpy(fds, CMSG_DATA(cm), 3 * sizeof(int));
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(shm_fd, CMSG_DATA(cm), sizeof(int));
 	}
 	if (n != (ssize_t)sizeof(*w) || w->magic != PL_PRODUCER_MAGIC)
 		return -EPROTO;
 	if (w->status < 0)
 		return w->status;
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0)
+	if (*shm_fd < 0)
 		return -EPROTO;
 	return 0;
 }
@@ -138,45 +137,17 @@ _Static_assert(sizeof(struct pl_producer_stats) ==
 
 static const struct pl_producer_options unset_options;
 
-/* What pl_producer_fd gives: readable when a reply or a frame buffer came
- * back (to_producer), and, for good, once perflinkd closed the connection
- * (the socket: after the welcome the daemon sends nothing on it), so that a
- * producer waiting for a slot learns of the daemon's loss. Made on the
- * first call, under push_lock: a producer that never waits on it (the
- * preload library's reporter) keeps one descriptor less in its process. */
-static int wait_fd(struct pl_producer *p)
-{
-	struct epoll_event in = { .events = EPOLLIN, .data.fd = p->to_producer };
-	struct epoll_event hup = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = p->sock };
-	int fd, ret;
-
-	pthread_mutex_lock(&p->push_lock);
-	if ((ret = p->wait_fd) < 0) {
-		fd = epoll_create1(EPOLL_CLOEXEC);
-		if (fd < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, p->to_producer, &in) < 0 ||
-		    epoll_ctl(fd, EPOLL_CTL_ADD, p->sock, &hup) < 0) {
-			ret = -errno;
-			if (fd >= 0)
-				close(fd);
-		} else {
-			ret = p->wait_fd = fd;
-		}
-	}
-	pthread_mutex_unlock(&p->push_lock);
-	return ret;
-}
-
-/* Whether perflinkd went away: its end of the socket closed (readable, hung
- * up or in error; POLLNVAL if the descriptor is not there at all). Once
- * gone, always gone: the producer's memory is no one's any more. */
+/* Whether perflinkd went away: its end of the socket closed (hung up or in
+ * error; POLLNVAL if the descriptor is not there at all). Readable alone is
+ * a wakeup. Once gone, always gone: the producer's memory is no one's any
+ * more. */
 static bool daemon_gone(struct pl_producer *p)
 {
-	struct pollfd pfd = { p->sock, POLLIN, 0 };
+	struct pollfd pfd = { p->sock, POLLRDHUP, 0 };
 
 	if (atomic_load_explicit(&p->gone, memory_order_relaxed))
 		return true;
-	if (poll(&pfd, 1, 0) == 1 &&
-	    (pfd.revents & (POLLIN | POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))) {
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))) {
 		atomic_store_explicit(&p->gone, true, memory_order_relaxed);
 		return true;
 	}
@@ -191,7 +162,7 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	struct pl_producer_welcome w;
 	struct pl_producer *p;
 	const char *path;
-	int fds[3] = { -1, -1, -1 }, ret;
+	int shm_fd = -1, ret;
 
 	if (opt)
 		o = *opt;
@@ -212,7 +183,7 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 		path = DEFAULT_SOCKET;
 	if (!(p = calloc(1, sizeof(*p))))
 		return -ENOMEM;
-	p->sock = p->to_daemon = p->to_producer = p->wait_fd = -1;
+	p->sock = -1;
 	p->o = o;
 	p->o.socket_path = p->socket_path = o.socket_path ? strdup(o.socket_path) : NULL;
 	p->o.name = p->name = o.name ? strdup(o.name) : NULL;
@@ -239,7 +210,7 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 		goto fail;
 	}
 	memset(&w, 0, sizeof(w)); /* no message unless the daemon sent one */
-	if ((ret = receive_welcome(p->sock, &w, fds)) < 0) {
+	if ((ret = receive_welcome(p->sock, &w, &shm_fd)) < 0) {
 		w.message[sizeof(w.message) - 1] = '\0';
 		if (ret != -EPROTO && w.message[0])
 			fprintf(stderr, "perflink: perflinkd refused this producer: %s\n",
@@ -254,13 +225,10 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 		goto fail;
 	}
 	/* the layout is checked against the memory before it is used */
-	if ((ret = pl__producer_view_map(&p->view, fds[0], &w)) < 0)
+	if ((ret = pl__producer_view_map(&p->view, shm_fd, &w)) < 0)
 		goto fail;
-	close(fds[0]);
-	fds[0] = -1;
-	p->to_daemon = fds[1];
-	p->to_producer = fds[2];
-	fds[1] = fds[2] = -1;
+	close(shm_fd);
+	shm_fd = -1;
 	p->reply_buf_len = w.replies_cap;
 	if (!(p->reply_buf = malloc(p->reply_buf_len))) {
 		ret = -ENOMEM;
@@ -270,9 +238,8 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	*out = p;
 	return 0;
 fail:
-	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	if (shm_fd >= 0)
+		close(shm_fd);
 	pl_producer_close(p);
 	return ret;
 }
@@ -284,12 +251,6 @@ void pl_producer_close(struct pl_producer *p)
 	pl__producer_view_unmap(&p->view);
 	if (p->sock >= 0)
 		close(p->sock);
-	if (p->to_daemon >= 0)
-		close(p->to_daemon);
-	if (p->to_producer >= 0)
-		close(p->to_producer);
-	if (p->wait_fd >= 0)
-		close(p->wait_fd);
 	pthread_mutex_destroy(&p->push_lock);
 	pthread_mutex_destroy(&p->reply_lock);
 	free(p->reply_buf);
@@ -324,21 +285,18 @@ void pl__producer_abandon(struct pl_producer *p)
 		return;
 	pl__producer_view_unmap(&p->view);
 	close(p->sock);
-	close(p->to_daemon);
-	close(p->to_producer);
-	if (p->wait_fd >= 0)
-		close(p->wait_fd);
 	/* The mutexes may have been held by a thread that does not exist in
 	 * this child: neither destroyed nor freed with them. */
 }
 
+/* A wakeup byte; a full socket means perflinkd has wakeups waiting. */
 static void wake_daemon(struct pl_producer *p)
 {
-	uint64_t one = 1;
+	static const char wakeup = 'w';
 	ssize_t n;
 
 	do
-		n = write(p->to_daemon, &one, sizeof(one));
+		n = send(p->sock, &wakeup, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 }
 
@@ -446,16 +404,21 @@ int pl_reply_read(struct pl_producer *p, uint64_t *frame_id, void *buf, size_t c
 
 int pl_producer_fd(const struct pl_producer *p)
 {
-	/* const in the API, as a getter; the descriptor is made on first use */
-	return wait_fd((struct pl_producer *)(uintptr_t)p);
+	return p->sock;
 }
 
+/* The wakeups that came, read without waiting; the end of the stream is
+ * the daemon gone. */
 void pl_producer_ack_fd(struct pl_producer *p)
 {
-	uint64_t v;
+	char bytes[64];
+	ssize_t n;
 
-	while (read(p->to_producer, &v, sizeof(v)) < 0 && errno == EINTR)
-		;
+	do
+		n = recv(p->sock, bytes, sizeof(bytes), MSG_DONTWAIT);
+	while (n > 0 || (n < 0 && errno == EINTR));
+	if (n == 0)
+		atomic_store_explicit(&p->gone, true, memory_order_relaxed);
 }
 
 int pl_telemetry(struct pl_producer *p, const char *json_lines)

@@ -7,11 +7,17 @@
  *    sends one struct pl_producer_hello saying what it needs.
  * 2. perflinkd makes the shared memory itself (a sealed memfd where the
  *    kernel has one, so the producer can neither shrink nor grow it under
- *    the daemon) and two eventfds, and answers with one struct
- *    pl_producer_welcome carrying the layout, with the three fds attached
- *    (SCM_RIGHTS): the memory, "to the daemon" and "to the producer".
- * 3. From then on the socket only says "still here": when it closes, the
- *    daemon forgets the producer.
+ *    the daemon) and answers with one struct pl_producer_welcome carrying
+ *    the layout, with the memory's fd attached (SCM_RIGHTS).
+ * 3. From then on the socket carries wakeups both ways, one byte each
+ *    (its value means nothing), sent and read by both sides with
+ *    MSG_DONTWAIT, and says "still here": when it closes, the other side
+ *    knows the peer is gone. Wakeups are not eventfds because an fd passed
+ *    with SCM_RIGHTS shares its open file, and with it O_NONBLOCK: a
+ *    producer that cleared the flag, or read the daemon's wakeups from
+ *    another thread, could make perflinkd block in write() or read() for
+ *    good. A send that finds the socket full drops the byte: wakeups are
+ *    already waiting then.
  *
  * The memory (offsets in the welcome):
  *   struct pl_producer_shm           counters and the frame slots' states
@@ -21,10 +27,9 @@
  *
  * A frame: the producer takes a FREE slot (FREE → WRITING, its own business),
  * writes the frame into it, marks it READY and pushes a PL_REC_FRAME record
- * naming it, then writes 1 to the "to the daemon" eventfd. perflinkd checks
- * the record, hands the slot's bytes to the link without copying them, marks
- * the slot FREE and writes the "to the producer" eventfd. Replies arrive the
- * same way in the other direction.
+ * naming it, then sends a wakeup. perflinkd checks the record, hands the
+ * slot's bytes to the link without copying them, marks the slot FREE and
+ * sends a wakeup back. Replies arrive the same way in the other direction.
  *
  * On the wire a producer's frame_id carries the producer's number in its top
  * 16 bits (PL_PRODUCER_FRAME_ID), so that the host's reply finds its way
@@ -38,7 +43,7 @@
 #include "shm_ring.h"
 
 #define PL_PRODUCER_MAGIC 0x52504c50u /* "PLPR" */
-#define PL_PRODUCER_VERSION 1
+#define PL_PRODUCER_VERSION 2 /* 2: wakeups on the socket, no eventfds */
 #define PL_PRODUCER_MAX_SLOTS 32
 #define PL_PRODUCER_NAME_MAX 32
 

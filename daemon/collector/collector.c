@@ -28,12 +28,16 @@
 /* A producer whose records made no sense this many times is dropped. */
 #define MAX_BAD_RECORDS 64
 #define HELLO_TIMEOUT_NS (2ull * 1000 * 1000 * 1000)
+/* Wakeup bytes read from a producer's socket per event, at most: a producer
+ * that sends them without pause must not keep the loop to itself. */
+#define WAKEUPS_PER_EVENT 64
 
 struct producer {
 	struct pl_collector *c;
 	struct producer *next;
-	int sock, to_daemon, to_producer;
-	struct pl_loop_watch *sock_w, *efd_w;
+	int sock;
+	struct pl_loop_watch *sock_w;
+	bool more; /* records left after a drain: drained again on c->again_fd */
 	uint32_t id;
 	char name[PL_PRODUCER_NAME_MAX + 1];
 	pid_t pid;
@@ -61,6 +65,10 @@ struct pl_collector {
 	char *path;
 	int listen_fd;
 	struct pl_loop_watch *listen_w, *sweep_w;
+	/* the collector's own eventfd, shared with no one: "drain the
+	 * producers that had more records than one turn takes" */
+	int again_fd;
+	struct pl_loop_watch *again_w;
 	struct pl__control_peer_policy policy;
 	struct pl_collector_sink sink;
 	void *sink_ctx;
@@ -77,13 +85,8 @@ struct pl_collector {
 static void producer_free(struct producer *p)
 {
 	pl__loop_remove(p->sock_w);
-	pl__loop_remove(p->efd_w);
 	if (p->sock >= 0)
 		close(p->sock);
-	if (p->to_daemon >= 0)
-		close(p->to_daemon);
-	if (p->to_producer >= 0)
-		close(p->to_producer);
 	pl__producer_view_unmap(&p->view);
 	free(p->record_buf);
 	free(p);
@@ -110,15 +113,28 @@ static void producer_drop(struct producer *p, const char *why)
 	producer_free(p);
 }
 
+/* One wakeup byte on the producer's socket, never waiting: MSG_DONTWAIT is
+ * this call's own, where an eventfd's O_NONBLOCK belongs to the open file
+ * that SCM_RIGHTS shares, which a producer can clear to make the daemon
+ * block (common/ipc/producer_proto.h). A full socket means wakeups are
+ * waiting already. */
 static void signal_producer(struct producer *p)
 {
-	uint64_t one = 1;
+	static const char wakeup = 'w';
 	ssize_t n;
 
-	/* EAGAIN means the counter is already huge: the producer is awake. */
 	do
-		n = write(p->to_producer, &one, sizeof(one));
+		n = send(p->sock, &wakeup, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+}
+
+static void drain_again_later(struct producer *p)
+{
+	uint64_t one = 1;
+
+	p->more = true;
+	if (write(p->c->again_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pl__log_warn("collector: eventfd");
 }
 
 static struct producer *find_producer(struct pl_collector *c, uint32_t id)
@@ -278,13 +294,8 @@ static bool drain(struct producer *p)
 		producer_drop(p, "dropped after too many malformed records");
 		return false;
 	}
-	if (n == RECORDS_PER_WAKEUP && !p->have_waiting) {
-		/* More waiting: come back after the other fds had their turn. */
-		uint64_t one = 1;
-
-		if (write(p->to_daemon, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			pl__log_warn("collector: eventfd");
-	}
+	if (n == RECORDS_PER_WAKEUP && !p->have_waiting)
+		drain_again_later(p); /* after the other fds had their turn */
 	return true;
 }
 
@@ -299,15 +310,22 @@ void pl__collector_writable(struct pl_collector *c)
 	}
 }
 
-static void on_records(void *ctx, int fd, uint32_t events)
+static void on_again(void *ctx, int fd, uint32_t events)
 {
-	struct producer *p = ctx;
+	struct pl_collector *c = ctx;
+	struct producer *p, *next;
 	uint64_t v;
 
 	(void)events;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
 		pl__log_warn("collector: eventfd");
-	drain(p);
+	for (p = c->producers; p; p = next) {
+		next = p->next; /* drain may drop p */
+		if (p->more) {
+			p->more = false;
+			drain(p);
+		}
+	}
 }
 
 static uint32_t ring_size(uint32_t asked)
@@ -391,7 +409,7 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 
 static int send_welcome(struct producer *p, struct pl_producer_welcome *w, int shm_fd)
 {
-	int fds[3] = { shm_fd, p->to_daemon, p->to_producer };
+	int fds[1] = { shm_fd };
 	union {
 		char buf[CMSG_SPACE(sizeof(fds))];
 		struct cmsghdr align;
@@ -468,13 +486,7 @@ static void on_hello(struct producer *p)
 	for (char *s = p->name; *s; s++)
 		if (*s < 0x20 || *s > 0x7e)
 			*s = '?';
-	if ((err = make_shm(p, &h, &w, &shm_fd)) < 0 ||
-	    (p->to_daemon = pl__eventfd_create(0)) < 0 ||
-	    (p->to_producer = pl__eventfd_create(0)) < 0) {
-		if (err >= 0) {
-			err = p->to_daemon < 0 ? p->to_daemon : p->to_producer;
-			snprintf(w.message, sizeof(w.message), "eventfd: %s", strerror(-err));
-		}
+	if ((err = make_shm(p, &h, &w, &shm_fd)) < 0) {
 		if (shm_fd >= 0)
 			close(shm_fd);
 		refuse(p, &w, err);
@@ -485,8 +497,7 @@ static void on_hello(struct producer *p)
 	w.producer_id = p->id;
 	err = send_welcome(p, &w, shm_fd);
 	close(shm_fd);
-	if (err < 0 ||
-	    pl__loop_add_fd(p->c->loop, p->to_daemon, EPOLLIN, on_records, p, &p->efd_w) < 0) {
+	if (err < 0) {
 		producer_drop(p, "could not be welcomed");
 		return;
 	}
@@ -498,21 +509,28 @@ static void on_hello(struct producer *p)
 static void on_socket(void *ctx, int fd, uint32_t events)
 {
 	struct producer *p = ctx;
+	ssize_t n = -1;
+	bool gone;
 	char byte;
-	ssize_t n;
 
 	if (!p->welcomed) {
 		on_hello(p);
 		return;
 	}
-	/* After the hello the socket carries nothing: readable means gone
-	 * (or a producer talking out of turn, which is read and ignored). */
+	/* After the hello the socket carries wakeups, each a byte whose value
+	 * means nothing, read without waiting; the end of the stream means
+	 * the producer is gone. */
 	(void)events;
-	do
-		n = recv(fd, &byte, 1, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	/* What it put there before it left still counts. */
-	if ((n == 0 || (n < 0 && errno != EAGAIN)) && drain(p))
+	for (int i = 0; i < WAKEUPS_PER_EVENT; i++) {
+		do
+			n = recv(fd, &byte, 1, MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+	}
+	gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+	/* what it put there before it left still counts */
+	if (drain(p) && gone)
 		producer_drop(p, "disconnected");
 }
 
@@ -552,7 +570,6 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 	}
 	p->c = c;
 	p->sock = fd;
-	p->to_daemon = p->to_producer = -1;
 	p->pid = peer.pid;
 	p->accepted_ns = pl__mono_ns();
 	snprintf(p->name, sizeof(p->name), "?");
@@ -603,6 +620,7 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 	c->loop = loop;
 	c->cfg = *cfg;
 	c->listen_fd = -1;
+	c->again_fd = -1;
 	c->sink = *sink;
 	c->sink_ctx = sink_ctx;
 	c->next_id = 1;
@@ -623,7 +641,9 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 	if (ret < 0)
 		goto fail;
 	c->listen_fd = ret;
-	if ((ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
+	if ((ret = c->again_fd = pl__eventfd_create(0)) < 0 ||
+	    (ret = pl__loop_add_fd(loop, c->again_fd, EPOLLIN, on_again, c, &c->again_w)) < 0 ||
+	    (ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
 	    (ret = pl__loop_add_timer(loop, HELLO_TIMEOUT_NS / 2, HELLO_TIMEOUT_NS / 2, on_sweep, c,
 				      &c->sweep_w)) < 0) {
 		pl__log_warnx("collector: event loop: %s", strerror(-ret));
@@ -701,6 +721,9 @@ void pl__collector_close(struct pl_collector *c)
 	}
 	pl__loop_remove(c->listen_w);
 	pl__loop_remove(c->sweep_w);
+	pl__loop_remove(c->again_w);
+	if (c->again_fd >= 0)
+		close(c->again_fd);
 	if (c->listen_fd >= 0) {
 		close(c->listen_fd);
 		unlink(c->path);

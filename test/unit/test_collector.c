@@ -345,6 +345,68 @@ static void test_out_of_fds(void)
 		close(waiting[n]);
 }
 
+/* Whether the loop thread is free within ms (a daemon stuck in a blocking
+ * call holds loop_lock for good). */
+static bool loop_answers_within(int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_timedlock(&loop_lock, &until) != 0)
+		return false;
+	pthread_mutex_unlock(&loop_lock);
+	return true;
+}
+
+/* A hostile producer makes the descriptor it waits on blocking and writes
+ * the largest count into it, then frames flow and the daemon wakes it for
+ * each freed slot. When that descriptor was an eventfd shared with the
+ * daemon, perflinkd then blocked in write() for good; wakeups on the socket
+ * are sent with MSG_DONTWAIT and dropped when it is full. */
+static void test_wakeups_unread(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "sleeper",
+					 .frame_slots = 2, .frame_bytes = 256 };
+	const uint64_t most = UINT64_C(0xfffffffffffffffe);
+	uint64_t before = seen(&seen_frames);
+	struct pl_producer *p;
+	int fd, sent = 0;
+	ssize_t w;
+
+	if (pl_producer_open(&p, &o) < 0) {
+		TAP_OK(0, "a producer that never reads its wakeups");
+		return;
+	}
+	fd = pl_producer_fd(p);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	w = write(fd, &most, sizeof(most));
+	(void)w;
+	for (int i = 0; i < 20000 && sent < 2000; i++) {
+		size_t cap;
+		void *buf = pl_frame_begin(p, &cap);
+
+		if (!buf) {
+			usleep(50);
+			continue;
+		}
+		if (pl_frame_commit(p, buf, 16, (uint64_t)sent) == 0)
+			sent++;
+	}
+	TAP_OK(loop_answers_within(3000), "its wakeups unread: the daemon's loop still runs");
+	for (int i = 0; i < 300 && seen(&seen_frames) < before + (uint64_t)sent; i++)
+		usleep(10000);
+	TAP_OK(sent == 2000 && seen(&seen_frames) == before + 2000,
+	       "and took all %d of its frames (%llu)", sent,
+	       (unsigned long long)(seen(&seen_frames) - before));
+	pl_producer_close(p);
+}
+
 /* perflinkd goes away under a producer: the producer learns it (its fd
  * readable, check, commit and telemetry say -EPIPE, the frame counted
  * lost), and pl_producer_reopen connects again once a daemon is back. */
@@ -573,6 +635,7 @@ int main(void)
 	test_frames_and_replies();
 	test_keep_every_frame();
 	test_hostile();
+	test_wakeups_unread();
 	test_daemon_gone(&cfg, &sink);
 	test_silent_daemon(dir);
 	atomic_store(&stop, true);
