@@ -38,7 +38,9 @@ static void open_outputs(void)
 	if (out_fd == -2) {
 		out_fd = -1;
 		if (path && *path) {
-			out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			/* a planted link is refused, not followed */
+			out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+				      0644);
 			/* a bad value is said in its first 200 bytes: every
 			 * process of a program that execs in a loop says it */
 			if (out_fd < 0)

@@ -26,10 +26,12 @@
 #include <time.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct stream_options {
 	char *ffs_dir;
@@ -556,11 +558,15 @@ static void send_end(struct stream *s, const struct pl_link_stats *ls)
 
 static void write_frames_csv(const struct stream *s)
 {
-	FILE *f = fopen(s->opt.frames_csv, "w");
+	/* a symbolic link planted where the file goes is refused */
+	int fd = open(s->opt.frames_csv, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	uint64_t i;
 
 	if (!f) {
 		pl__log_warn("%s", s->opt.frames_csv);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	fprintf(f, "frame_id,bytes,send_ns,reply_ns,latency_ms\n");

@@ -148,7 +148,8 @@ int pl__resources_open(struct pl_resources **out, const struct pl_resources_conf
 	if (r->cfg.out_path[0]) {
 		do
 			r->out_fd = open(r->cfg.out_path,
-					 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+					 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY |
+						 O_NOFOLLOW, 0644); /* a planted link is refused */
 		while (r->out_fd < 0 && errno == EINTR);
 		if (r->out_fd < 0) {
 			err = -errno;

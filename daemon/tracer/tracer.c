@@ -177,10 +177,21 @@ static void delayacct_setup(struct pl_tracer *t, int rootfd)
 
 static int open_csv(struct pl_tracer *t)
 {
-	t->csv = fopen(t->cfg.out_path, "we");
+	int fd;
+
+	/* O_NOFOLLOW: a symbolic link planted where the file goes (a shared
+	 * directory such as /tmp) must not make the tracer, often root,
+	 * overwrite the file it points to */
+	do
+		fd = open(t->cfg.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY |
+					       O_NOFOLLOW, 0644);
+	while (fd < 0 && errno == EINTR);
+	t->csv = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!t->csv) {
 		int err = -errno;
 
+		if (fd >= 0)
+			close(fd);
 		pl__log_warn("cannot write %s", t->cfg.out_path);
 		return err;
 	}

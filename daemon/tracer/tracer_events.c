@@ -36,7 +36,8 @@ int pl__tevents_open(struct pl_tracer *t)
 	if (!t->events_path)
 		return -ENOMEM;
 	do
-		t->events_fd = open(t->events_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		t->events_fd = open(t->events_path, /* a planted link is refused */
+				    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	while (t->events_fd < 0 && errno == EINTR);
 	if (t->events_fd < 0) {
 		err = -errno;

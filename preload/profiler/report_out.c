@@ -314,7 +314,10 @@ static void write_sites(unsigned stage, const char *prefix, struct syslog_conn *
 static void append_file(const char *text)
 {
 	size_t len = strlen(text), off = 0;
-	int fd = open(settings.out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* O_NOFOLLOW: a link planted where the file goes (/tmp) must not make
+	 * a target running as root append to the file it points to */
+	int fd = open(settings.out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+		      0644);
 
 	if (fd < 0)
 		goto fail;

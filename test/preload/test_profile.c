@@ -4,6 +4,7 @@
  *
  * Environment (set by meson): PL_PRELOAD_LIB, PL_WORKLOAD, PL_EARLY_LIB. */
 #include "harness.h"
+#include "read_file.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -438,6 +439,32 @@ static double seconds_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* PERFLINK_PROFILE_OUT a symbolic link (planted in a shared directory by
+ * another user): the shim does not append through it, and says so once. */
+static void test_out_planted_link(char *argv[])
+{
+	char victim[320], link[320], env_link[400];
+	const char *extra[] = { env_link, NULL };
+	struct h_run r;
+	char *kept;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/planted.jsonl", dir);
+	snprintf(env_link, sizeof(env_link), "PERFLINK_PROFILE_OUT=%s", link);
+	if (h_write_file(victim, "precious\n") < 0 || symlink(victim, link) < 0)
+		abort();
+	profile(&r, argv, extra);
+	TAP_OK(r.status == 0 && strstr(r.out, "pid "), "PERFLINK_PROFILE_OUT a symbolic link: "
+	       "the target runs");
+	kept = test_read_file(victim);
+	TAP_OK(kept && !strcmp(kept, "precious\n") && h_count(r.err, "cannot append a report") == 1,
+	       "the file it points to is untouched, said once: %s", h_oneline(r.err));
+	free(kept);
+	h_run_free(&r);
+	unlink(link);
+	unlink(victim);
+}
+
 /* PERFLINK_STAGES naming a FIFO or a directory: refused at once, one
  * message, the target runs and the shim stays dormant. */
 static void test_stages_not_regular(char *argv[])
@@ -521,6 +548,8 @@ static void test_bad_config(void)
 		h_run_free(&r);
 	}
 	test_stages_not_regular(argv);
+	write_stages("pipe_peek");
+	test_out_planted_link(argv);
 	{
 		const char *extra[] = { "PERFLINK_PROFILE=yes", NULL };
 

@@ -105,6 +105,38 @@ static void test_long_bad_path(void)
 	TAP_OK(n < 400 && count_of(said, "\n") == 1, "in one line of %zd bytes, not 5,000", n);
 }
 
+/* PERFLINK_PIPELINE_OUT a symbolic link planted in a shared directory: not
+ * followed, so the file it points to stays as it was. */
+static void test_planted_link(const char *dir)
+{
+	char victim[160], link[160], kept[32] = "";
+	FILE *f;
+	int status;
+	pid_t pid;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/planted.jsonl", dir);
+	f = fopen(victim, "w");
+	if (!f || fputs("precious\n", f) < 0 || fclose(f) != 0 || symlink(victim, link) < 0)
+		abort();
+	pid = fork();
+	if (pid == 0) {
+		setenv("PERFLINK_PIPELINE_OUT", link, 1);
+		freopen("/dev/null", "w", stderr);
+		pl_frame_published(1000, 2000, 3000, 0, 1, 0);
+		exit(0);
+	}
+	waitpid(pid, &status, 0);
+	f = fopen(victim, "r");
+	if (f && !fgets(kept, sizeof(kept), f))
+		kept[0] = '\0';
+	if (f)
+		fclose(f);
+	TAP_OK(!strcmp(kept, "precious\n"), "PERFLINK_PIPELINE_OUT a symbolic link: not followed");
+	unlink(link);
+	unlink(victim);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/pl-test-pipeline-XXXXXX", path[128], line[4096], last[4096] = "";
@@ -158,6 +190,7 @@ int main(void)
 	       g.period);
 	TAP_OK(g.gaps == 0 && g.repeats == 0, "no gap and no repeat in the last period");
 	unlink(path);
+	test_planted_link(dir);
 	rmdir(dir);
 	test_long_bad_path();
 	return tap_done();

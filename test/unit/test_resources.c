@@ -526,6 +526,39 @@ static void test_output_file(void)
 	unlink(path);
 	rmdir(dir);
 
+	/* a symbolic link planted where the file goes is refused, not followed */
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+	if (mkdtemp(dir)) {
+		char victim[96];
+
+		snprintf(victim, sizeof(victim), "%s/victim", dir);
+		snprintf(path, sizeof(path), "%s/resources.jsonl", dir);
+		fd = open(victim, O_WRONLY | O_CREAT, 0600);
+		n = fd >= 0 ? write(fd, "precious", 8) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (symlink(victim, path) == 0) {
+			pl__resources_config_init(&cfg);
+			free(cfg.out_path);
+			cfg.out_path = strdup(path);
+			free(cfg.proc_root);
+			cfg.proc_root = strdup(FIX "agnos-4.9");
+			cfg.pids = strdup("1250");
+			TAP_OK(pl__resources_open(&r, &cfg) == -ELOOP && r == NULL,
+			       "an output that is a symbolic link is refused");
+			pl__resources_config_free(&cfg);
+			fd = open(victim, O_RDONLY);
+			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			buf[n > 0 ? n : 0] = '\0';
+			if (fd >= 0)
+				close(fd);
+			TAP_OK(!strcmp(buf, "precious"), "and the file it points to is untouched");
+			unlink(path);
+		}
+		unlink(victim);
+		rmdir(dir);
+	}
+
 	pl__resources_config_init(&cfg);
 	free(cfg.out_path);
 	cfg.out_path = strdup("/nonexistent-dir/x.jsonl");

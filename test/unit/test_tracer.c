@@ -337,6 +337,35 @@ static void test_delayacct_and_psi(void)
 	TAP_OK(NULL != strstr(l, "\"task_delayacct\":\"unreadable\""), "garbage is not a guess");
 }
 
+/* A symbolic link planted where the CSV or the events file goes (a shared
+ * directory such as /tmp, where another user may plant one): the tracer
+ * refuses to open rather than overwrite the file it points to. */
+static void test_planted_links(void)
+{
+	char root[300], out[300], victim[300], events[300];
+	struct pl_tracer *t;
+
+	snprintf(root, sizeof(root), "%s/links", base);
+	snprintf(out, sizeof(out), "%s/links.csv", base);
+	snprintf(events, sizeof(events), "%s/links.events.jsonl", base);
+	snprintf(victim, sizeof(victim), "%s/victim", base);
+	tree_system(root, 1000, 50, 0, 0);
+	tree_put(base, "victim", "precious\n");
+	if (symlink(victim, out) < 0)
+		abort();
+	t = open_tree(root, out, false);
+	TAP_OK(t == NULL && !strcmp(tree_slurp(victim), "precious\n"),
+	       "--out naming a symbolic link: refused, the file it points to untouched");
+	pl__tracer_close(t);
+	unlink(out);
+	if (symlink(victim, events) < 0)
+		abort();
+	t = open_tree(root, out, false);
+	TAP_OK(t == NULL && !strcmp(tree_slurp(victim), "precious\n"),
+	       "the events file a symbolic link: refused, the file untouched");
+	pl__tracer_close(t);
+}
+
 static void test_bad_root(void)
 {
 	struct pl_tracer *t = open_tree("/nonexistent/proc", "/nonexistent/x.csv", false);
@@ -360,6 +389,7 @@ int main(void)
 	test_unreadable_io();
 	test_delayacct_and_psi();
 	test_bad_root();
+	test_planted_links();
 	tree_rm(base);
 	return tap_done();
 }
