@@ -2,6 +2,7 @@
 #include "collector.h"
 #include "control_peer.h"
 #include "event_loop.h"
+#include "shm_guard.h"
 #include "unix_listen.h"
 
 #include "clock.h"
@@ -38,6 +39,12 @@ struct producer {
 	int sock;
 	struct pl_loop_watch *sock_w;
 	bool more; /* records left after a drain: drained again on c->again_fd */
+	/* the memory could not be sealed (no memfd): the producer can cut it
+	 * short, so it is read only under shm_guard, and a frame is copied out
+	 * before the link gets it */
+	bool unsealed;
+	uint8_t *frame_copy;
+	uint64_t records_dropped_seen; /* the producer's own count, as of the last drain */
 	uint32_t id;
 	char name[PL_PRODUCER_NAME_MAX + 1];
 	pid_t pid;
@@ -79,6 +86,7 @@ struct pl_collector {
 	uint64_t accepted, refused, failed_hellos, disconnected, silent;
 	uint64_t accept_paused_until_ns; /* after EMFILE and the like; 0: not paused */
 	uint64_t accept_pauses;
+	uint64_t shm_faults; /* producers dropped for cutting their memory short */
 	struct pl__ratelimit rl;
 };
 
@@ -89,6 +97,7 @@ static void producer_free(struct producer *p)
 		close(p->sock);
 	pl__producer_view_unmap(&p->view);
 	free(p->record_buf);
+	free(p->frame_copy);
 	free(p);
 }
 
@@ -168,12 +177,18 @@ static void bad_record(struct producer *p, const char *what)
  * producer. */
 static void send_frame(struct producer *p, const struct pl_producer_frame_rec *fr)
 {
+	const uint8_t *data = pl__producer_view_slot(&p->view, fr->slot);
 	int ret;
 
 	p->frames++;
-	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr->frame_id),
-			       pl__producer_view_slot(&p->view, fr->slot), fr->len,
-			       fr->flags & PL_FRAME_REC_HASHED ? &fr->payload_xxh3 : NULL);
+	if (p->unsealed) {
+		/* here, under the guard, so that the link never reads memory
+		 * the producer can cut short */
+		memcpy(p->frame_copy, data, fr->len);
+		data = p->frame_copy;
+	}
+	ret = p->c->sink.frame(p->c->sink_ctx, PL_PRODUCER_FRAME_ID(p->id, fr->frame_id), data,
+			       fr->len, fr->flags & PL_FRAME_REC_HASHED ? &fr->payload_xxh3 : NULL);
 	if (ret == 0) {
 		p->frames_sent++;
 		atomic_fetch_add_explicit(&p->view.shm->frames_sent, 1, memory_order_relaxed);
@@ -267,6 +282,10 @@ static bool drain(struct producer *p)
 		send_frame(p, &p->waiting);
 		freed_slot = true;
 	}
+	/* read here, where an unsealed producer's memory is guarded, for
+	 * `perflink status`, which must not read that memory itself */
+	p->records_dropped_seen = atomic_load_explicit(&p->view.shm->records_dropped,
+						       memory_order_relaxed);
 	for (n = 0; n < RECORDS_PER_WAKEUP && !p->have_waiting; n++) {
 		uint32_t kind;
 		size_t len;
@@ -299,6 +318,29 @@ static bool drain(struct producer *p)
 	return true;
 }
 
+static int drain_run(void *ctx)
+{
+	return drain(ctx) ? 1 : 0;
+}
+
+/* drain, with an unsealed producer's memory guarded (shm_guard.h): one
+ * that cuts it short is dropped and counted, and the daemon goes on. false
+ * when the producer was dropped. */
+static bool drain_safely(struct producer *p)
+{
+	int r;
+
+	if (!p->unsealed)
+		return drain(p);
+	r = pl__shm_guard_run(p->view.mem, p->view.mem_bytes, drain_run, p);
+	if (r == -EFAULT) {
+		p->c->shm_faults++;
+		producer_drop(p, "dropped: it cut its shared memory short (SIGBUS caught)");
+		return false;
+	}
+	return r == 1;
+}
+
 void pl__collector_writable(struct pl_collector *c)
 {
 	struct producer *p = c->producers, *next;
@@ -306,7 +348,7 @@ void pl__collector_writable(struct pl_collector *c)
 	for (; p; p = next) {
 		next = p->next; /* drain may drop p */
 		if (p->have_waiting)
-			drain(p);
+			drain_safely(p);
 	}
 }
 
@@ -323,7 +365,7 @@ static void on_again(void *ctx, int fd, uint32_t events)
 		next = p->next; /* drain may drop p */
 		if (p->more) {
 			p->more = false;
-			drain(p);
+			drain_safely(p);
 		}
 	}
 }
@@ -383,11 +425,14 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 	}
 	/* Sealed, the producer can neither shrink the memory under the daemon
 	 * (which would make its reads fault) nor grow it. */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 &&
-	    !c->warned_unsealed) {
-		c->warned_unsealed = true;
-		pl__log_warnx("collector: shared memory cannot be sealed on this kernel (no "
-			      "memfd): a producer that truncates it can crash perflinkd");
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		p->unsealed = true;
+		if (!c->warned_unsealed) {
+			c->warned_unsealed = true;
+			pl__log_warnx("collector: shared memory cannot be sealed on this kernel "
+				      "(no memfd): producers' memory is read under a SIGBUS guard "
+				      "and frames are copied once more");
+		}
 	}
 	w->shm_bytes = total;
 	if ((err = pl__producer_view_map(&p->view, fd, w)) < 0) {
@@ -399,7 +444,8 @@ static int make_shm(struct producer *p, const struct pl_producer_hello *h,
 	p->view.shm->magic = PL_PRODUCER_MAGIC;
 	p->view.shm->version = PL_PRODUCER_VERSION;
 	p->record_buf_len = rec_cap + 1;
-	if (!(p->record_buf = malloc(p->record_buf_len))) {
+	if (!(p->record_buf = malloc(p->record_buf_len)) ||
+	    (p->unsealed && w->slot_count && !(p->frame_copy = malloc(w->slot_bytes)))) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -530,7 +576,7 @@ static void on_socket(void *ctx, int fd, uint32_t events)
 	}
 	gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 	/* what it put there before it left still counts */
-	if (drain(p) && gone)
+	if (drain_safely(p) && gone)
 		producer_drop(p, "disconnected");
 }
 
@@ -641,6 +687,8 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 	if (ret < 0)
 		goto fail;
 	c->listen_fd = ret;
+	if ((ret = pl__shm_guard_install()) < 0)
+		pl__log_warnc(ret, "collector: SIGBUS guard");
 	if ((ret = c->again_fd = pl__eventfd_create(0)) < 0 ||
 	    (ret = pl__loop_add_fd(loop, c->again_fd, EPOLLIN, on_again, c, &c->again_w)) < 0 ||
 	    (ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
@@ -656,19 +704,44 @@ fail:
 	return ret;
 }
 
+struct reply_push {
+	struct producer *p;
+	uint64_t id;
+	const void *payload;
+	size_t len;
+};
+
+/* The reply into the producer's ring, or counted there as dropped. */
+static int push_reply_run(void *ctx)
+{
+	struct reply_push *rp = ctx;
+	struct pl_producer_view *v = &rp->p->view;
+	int ret = pl__shm_ring_push(&v->replies, PL_REC_REPLY, &rp->id, sizeof(rp->id),
+				    rp->payload, rp->len);
+
+	if (ret < 0)
+		atomic_fetch_add_explicit(&v->shm->replies_dropped, 1, memory_order_relaxed);
+	return ret; /* -ENOSPC or -EMSGSIZE; -EFAULT is only ever the guard's */
+}
+
 int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const void *payload,
 			size_t len)
 {
 	struct producer *p = find_producer(c, (uint32_t)(wire_frame_id >> PL_PRODUCER_FRAME_ID_BITS));
-	uint64_t id = wire_frame_id & PL_PRODUCER_FRAME_ID_MASK;
+	struct reply_push rp = { p, wire_frame_id & PL_PRODUCER_FRAME_ID_MASK, payload, len };
 	int ret;
 
 	if (!p)
 		return -ENOENT;
-	ret = pl__shm_ring_push(&p->view.replies, PL_REC_REPLY, &id, sizeof(id), payload, len);
+	ret = p->unsealed ? pl__shm_guard_run(p->view.mem, p->view.mem_bytes, push_reply_run, &rp)
+			  : push_reply_run(&rp);
+	if (ret == -EFAULT) {
+		c->shm_faults++;
+		producer_drop(p, "dropped: it cut its shared memory short (SIGBUS caught)");
+		return -ENOENT;
+	}
 	if (ret < 0) {
 		p->replies_dropped++;
-		atomic_fetch_add_explicit(&p->view.shm->replies_dropped, 1, memory_order_relaxed);
 		return ret;
 	}
 	p->replies_routed++;
@@ -683,6 +756,7 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 	pl__json_u64(j, "accepted", c->accepted);
 	pl__json_u64(j, "refused", c->refused + c->failed_hellos + c->silent);
 	pl__json_u64(j, "accept_pauses", c->accept_pauses);
+	pl__json_u64(j, "shm_faults", c->shm_faults);
 	pl__json_begin_array(j, "producers");
 	for (const struct producer *p = c->producers; p; p = p->next) {
 		if (!p->welcomed)
@@ -698,8 +772,7 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 		pl__json_bool(j, "keep_every_frame", p->keep_every_frame);
 		pl__json_u64(j, "frames_waited", p->frames_waited);
 		pl__json_u64(j, "telemetry", p->telemetry);
-		pl__json_u64(j, "telemetry_dropped_by_producer",
-			     atomic_load_explicit(&p->view.shm->records_dropped, memory_order_relaxed));
+		pl__json_u64(j, "telemetry_dropped_by_producer", p->records_dropped_seen);
 		pl__json_u64(j, "replies", p->replies_routed);
 		pl__json_u64(j, "replies_dropped", p->replies_dropped);
 		pl__json_u64(j, "bad_records", p->bad_records + p->view.records.corrupt);

@@ -6,6 +6,8 @@
  * working. The collector's loop runs in its own thread, as in perflinkd. */
 #include "stderr_capture.h"
 #include "tap.h"
+#include "probe_force.h"
+#include "producer_view.h"
 
 #include "collector.h"
 #include "event_loop.h"
@@ -407,6 +409,75 @@ static void test_wakeups_unread(void)
 	pl_producer_close(p);
 }
 
+/* The welcome and the memory's fd, as the library receives them. */
+static int raw_welcome(int fd, struct pl_producer_welcome *w)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { w, sizeof(*w) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	int shm = -1;
+
+	if (recvmsg(fd, &mh, 0) != (ssize_t)sizeof(*w) || w->status < 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&shm, CMSG_DATA(cm), sizeof(int));
+	return shm;
+}
+
+/* Where the kernel has no memfd (forced here), the memory is an unlinked
+ * file the producer can truncate: a producer that does, with a frame
+ * waiting in it, makes the daemon's next read of it raise SIGBUS. The
+ * daemon drops that producer and counts it, and goes on serving. */
+static void test_truncated_memory(void)
+{
+	struct pl_producer_hello h = { .magic = PL_PRODUCER_MAGIC, .version = PL_PRODUCER_VERSION,
+				       .slot_count = 1, .slot_bytes = 4096,
+				       .records_bytes = 65536, .replies_bytes = 65536,
+				       .name = "cutter" };
+	struct pl_producer_frame_rec rec = { .slot = 0, .len = 4096, .frame_id = 1 };
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "after",
+					 .frame_bytes = 256 };
+	struct pl_producer_welcome w;
+	struct pl_producer_view v = { 0 };
+	struct pl_producer *good;
+	char st[8192];
+	int fd, shm;
+
+	probe_force("memfd");
+	fd = raw_connect();
+	shm = fd >= 0 && send(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) ? raw_welcome(fd, &w) : -1;
+	probe_force(NULL);
+	if (shm < 0 || pl__producer_view_map(&v, shm, &w) < 0) {
+		TAP_OK(0, "a producer with unsealed memory (%d)", shm);
+		return;
+	}
+	atomic_store(&v.shm->slot_state[0], PL_SLOT_READY);
+	pl__shm_ring_push(&v.records, PL_REC_FRAME, &rec, sizeof(rec), NULL, 0);
+	TAP_OK(ftruncate(shm, 0) == 0, "the producer cuts its memory to nothing");
+	send(fd, "w", 1, MSG_DONTWAIT); /* and wakes the daemon to read it */
+	for (int i = 0; i < 200; i++) {
+		status(st, sizeof(st));
+		if (strstr(st, "\"shm_faults\":1"))
+			break;
+		usleep(10000);
+	}
+	TAP_OK(strstr(st, "\"shm_faults\":1") && !strstr(st, "cutter"),
+	       "the daemon caught the SIGBUS, dropped that producer and counted it");
+	TAP_OK(loop_answers_within(2000) && pl_producer_open(&good, &o) == 0,
+	       "and goes on: the next producer is taken");
+	if (good)
+		pl_producer_close(good);
+	pl__producer_view_unmap(&v);
+	close(shm);
+	close(fd);
+}
+
 /* perflinkd goes away under a producer: the producer learns it (its fd
  * readable, check, commit and telemetry say -EPIPE, the frame counted
  * lost), and pl_producer_reopen connects again once a daemon is back. */
@@ -636,6 +707,7 @@ int main(void)
 	test_keep_every_frame();
 	test_hostile();
 	test_wakeups_unread();
+	test_truncated_memory();
 	test_daemon_gone(&cfg, &sink);
 	test_silent_daemon(dir);
 	atomic_store(&stop, true);
