@@ -46,6 +46,16 @@ static void vlog(enum pl_log_level level, int code, const char *fmt, va_list ap)
 		syslog(prio[level], "%s%s", tag[level], msg);
 }
 
+static void log_text(enum pl_log_level level, const char *fmt, ...) PL_PRINTF(2, 3);
+static void log_text(enum pl_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, 0, fmt, ap);
+	va_end(ap);
+}
+
 #define LOG_BODY(level, code)            \
 	do {                             \
 		va_list ap;              \
@@ -93,24 +103,40 @@ void pl__fatalx(const char *fmt, ...)
 	exit(1);
 }
 
-void pl__log_warnx_limited(struct pl__ratelimit *rl, const char *fmt, ...)
+static void vlog_limited(struct pl__ratelimit *rl, enum pl_log_level level, const char *fmt,
+			 va_list ap)
 {
 	uint64_t now = pl__mono_ns();
 	char msg[900];
-	va_list ap;
 
 	if (rl->last_ns != 0 && now - rl->last_ns < rl->interval_ns) {
 		rl->suppressed++;
 		return;
 	}
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (rl->suppressed)
-		pl__log_warnx("%s (%llu similar suppressed)", msg,
-			      (unsigned long long)rl->suppressed);
+		log_text(level, "%s (%llu similar suppressed)", msg,
+			 (unsigned long long)rl->suppressed);
 	else
-		pl__log_warnx("%s", msg);
+		log_text(level, "%s", msg);
 	rl->last_ns = now;
 	rl->suppressed = 0;
+}
+
+void pl__log_warnx_limited(struct pl__ratelimit *rl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_limited(rl, PL_LOG_WARN, fmt, ap);
+	va_end(ap);
+}
+
+void pl__log_info_limited(struct pl__ratelimit *rl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_limited(rl, PL_LOG_INFO, fmt, ap);
+	va_end(ap);
 }

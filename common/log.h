@@ -38,5 +38,8 @@ struct pl__ratelimit {
 };
 #define PL_RATELIMIT_INIT(ms) { (uint64_t)(ms) * 1000000u, 0, 0 }
 void pl__log_warnx_limited(struct pl__ratelimit *rl, const char *fmt, ...) PL_PRINTF(2, 3);
+/* The same at info level: for what a peer makes happen as often as it
+ * likes (a TCP host connecting in a loop). */
+void pl__log_info_limited(struct pl__ratelimit *rl, const char *fmt, ...) PL_PRINTF(2, 3);
 
 #endif

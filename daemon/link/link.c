@@ -24,6 +24,8 @@ struct queued_msg {
 
 struct pl_link {
 	struct pl_link_config cfg;
+	/* a TCP host may connect in a loop: each line once a second at most */
+	struct pl__ratelimit up_rl, down_rl;
 	struct pl_loop *loop;
 	struct pl_link_handlers h;
 	void *ctx;
@@ -235,7 +237,8 @@ static void port_up(void *ctx, unsigned packet_size)
 	l->up = true;
 	l->last_progress_ns = pl__mono_ns();
 	pl__latency_reset(&l->latency);
-	pl__log_info("link: up over %s, %u-byte packets", l->port->ops->name, packet_size);
+	pl__log_info_limited(&l->up_rl, "link: up over %s, %u-byte packets", l->port->ops->name,
+			     packet_size);
 	if (l->h.up)
 		l->h.up(l->ctx, packet_size);
 	flush_pending(l);
@@ -246,7 +249,7 @@ static void port_down(void *ctx, const char *why)
 	struct pl_link *l = ctx;
 
 	l->up = false;
-	pl__log_info("link: down (%s)", why);
+	pl__log_info_limited(&l->down_rl, "link: down (%s)", why);
 	if (l->h.down)
 		l->h.down(l->ctx, why);
 }
@@ -287,6 +290,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 	if (!l)
 		return -ENOMEM;
 	l->cfg = *cfg;
+	l->up_rl = l->down_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->loop = loop;
 	l->h = *h;
 	l->ctx = ctx;

@@ -14,6 +14,7 @@
 #include "link_port.h"
 #include "clock.h"
 #include "log.h"
+#include "unix_listen.h" /* pl__accept_must_pause */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +43,10 @@ struct tcp_port {
 	int listen_fd, conn_fd;
 	unsigned bound_port;
 	struct pl_loop_watch *listen_watch, *conn_watch;
+	struct pl_loop_watch *resume_watch; /* accept paused after EMFILE and the like */
+	/* what a peer makes happen as often as it likes (connecting, being
+	 * replaced, failing to be accepted) is said at most once a second */
+	struct pl__ratelimit conn_rl;
 	uint32_t conn_events;
 
 	uint8_t *out;             /* bytes the socket did not take yet */
@@ -199,6 +204,10 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 		if (r == 1) {
 			watch_out(p, false);
 			p->ev.progress(p->ctx);
+			/* the link may have sent, failed and dropped this
+			 * connection inside: fd is no longer ours to read */
+			if (p->conn_fd != fd)
+				return;
 		}
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
@@ -222,6 +231,27 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 	}
 }
 
+static void on_resume(void *ctx, uint64_t expirations)
+{
+	struct tcp_port *p = ctx;
+
+	(void)expirations;
+	pl__loop_remove(p->resume_watch);
+	p->resume_watch = NULL;
+	pl__loop_mod_fd(p->listen_watch, EPOLLIN);
+}
+
+/* Out of fds or memory: the listening socket stays readable, so it is not
+ * watched for a second instead of spinning the loop. */
+static void pause_accepts(struct tcp_port *p, int err)
+{
+	pl__log_warnx_limited(&p->conn_rl, "link: accept: %s; pausing for a second",
+			      strerror(err));
+	if (!p->resume_watch && pl__loop_mod_fd(p->listen_watch, 0) == 0 &&
+	    pl__loop_add_timer(p->loop, PL_ACCEPT_PAUSE_NS, 0, on_resume, p, &p->resume_watch) < 0)
+		pl__loop_mod_fd(p->listen_watch, EPOLLIN);
+}
+
 static void on_accept(void *ctx, int fd, uint32_t events)
 {
 	struct tcp_port *p = ctx;
@@ -233,27 +263,29 @@ static void on_accept(void *ctx, int fd, uint32_t events)
 	(void)events;
 	c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (c < 0) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			pl__log_warn("link: accept");
+		if (pl__accept_must_pause(errno))
+			pause_accepts(p, errno);
 		return;
 	}
 	getnameinfo((struct sockaddr *)&ss, sl, who, sizeof(who), NULL, 0, NI_NUMERICHOST);
 	if (p->conn_fd >= 0) {
 		p->replaced++;
-		pl__log_info("link: a new host connection from %s replaces the current one", who);
+		pl__log_info_limited(&p->conn_rl,
+				     "link: a new host connection from %s replaces the current one",
+				     who);
 		drop_connection(p, "replaced by a new connection");
 	}
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (pl__loop_add_fd(p->loop, c, EPOLLIN, on_conn, p, &p->conn_watch) < 0) {
-		pl__log_warnx("link: cannot watch the connection from %s", who);
+		pl__log_warnx_limited(&p->conn_rl, "link: cannot watch the connection from %s", who);
 		close(c);
 		return;
 	}
 	p->conn_fd = c;
 	p->conn_events = EPOLLIN;
 	p->connections++;
-	pl__log_info("link: host connected over TCP from %s", who);
+	pl__log_info_limited(&p->conn_rl, "link: host connected over TCP from %s", who);
 	p->ev.up(p->ctx, TCP_PACKET_SIZE);
 }
 
@@ -352,6 +384,7 @@ static void tcp_close(struct pl_link_port *base)
 	if (!p)
 		return;
 	drop_connection(p, "closing");
+	pl__loop_remove(p->resume_watch);
 	pl__loop_remove(p->listen_watch);
 	if (p->listen_fd >= 0)
 		close(p->listen_fd);
@@ -382,6 +415,7 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 	p->ev = *ev;
 	p->ctx = ctx;
 	p->listen_fd = p->conn_fd = -1;
+	p->conn_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	p->budget = cfg->budget_bytes;
 	/* Room for the budget and, past it, one whole message: an idle port
 	 * always takes one message, however large. */

@@ -3,6 +3,7 @@
  * device's clock, replies come back as measured round trips (frame_latency
  * telemetry), a host that stops reading makes frames be held (newest wins)
  * and is dropped at the deadline, and a new connection replaces an old one. */
+#include "stderr_capture.h"
 #include "tap.h"
 
 #include "clock.h"
@@ -237,6 +238,29 @@ int main(void)
 	       "next ping is still answered", (unsigned long long)st.rx_skipped_bytes);
 	close(fd);
 	close(fd2);
+
+	/* A host that connects in a loop (a fuzzer, a port scanner): every
+	 * connection is still served, but the log says so once a second. */
+	{
+		struct stderr_capture cap;
+		const char *said;
+		unsigned before = ups;
+		int lines;
+
+		capture_begin(&cap);
+		for (int i = 0; i < 200; i++) {
+			int c = host_connect(port);
+
+			spin(2);
+			if (c >= 0)
+				close(c);
+		}
+		spin(20);
+		said = capture_end(&cap);
+		lines = count_of(said, "\n");
+		TAP_OK(ups - before >= 150, "200 connections in a row: served (%u)", ups - before);
+		TAP_OK(lines <= 12, "and logged in %d lines, not 4 a connection", lines);
+	}
 	pl__link_close(link_);
 	pl__wire_stream_free(&s);
 	pl__loop_free(loop);
