@@ -12,6 +12,7 @@
 #include "daemon_link.h"
 #include "daemon_options.h"
 #include "event_loop.h"
+#include "fd_budget.h"
 #include "notify.h"
 #include "pidfile.h"
 
@@ -213,6 +214,16 @@ static int start_modules(struct daemon *d)
 {
 	int ret;
 
+	/* Both keep /proc descriptors: one budget for the daemon, split, so
+	 * that together they leave the rest of it (producers, the control
+	 * socket, the link) the descriptors it needs. */
+	if (d->cfg.trace && d->cfg.resources) {
+		long all = pl__fd_budget();
+
+		d->cfg.tracer.fd_budget = all * 2 / 3 > 0 ? all * 2 / 3 : 1;
+		d->cfg.res.fd_budget = all / 3 > 0 ? all / 3 : 1;
+	}
+
 	d->trace_m = (struct module){ .name = "tracer", .enabled = d->cfg.trace, .state = "off" };
 	d->res_m = (struct module){ .name = "resources", .enabled = d->cfg.resources,
 				    .state = "off" };
@@ -295,6 +306,7 @@ static void json_tracer(struct pl_json *j, const struct daemon *d)
 		pl__json_u64(j, "io_denied", s.io_denied);
 		pl__json_u64(j, "exits", s.exits);
 		pl__json_u64(j, "kept_fds", s.kept_fds);
+		pl__json_u64(j, "fd_budget", s.fd_budget);
 		pl__json_end_object(j);
 	}
 	pl__json_end_object(j);
@@ -318,6 +330,7 @@ static void json_resources(struct pl_json *j, const struct daemon *d)
 		pl__json_u64(j, "exited", s.exited);
 		pl__json_u64(j, "read_errors", s.read_errors);
 		pl__json_u64(j, "kept_fds", s.kept_fds);
+		pl__json_u64(j, "fd_budget", s.fd_budget);
 		pl__json_end_object(j);
 	}
 	pl__json_end_object(j);

@@ -1,6 +1,7 @@
 /* The resource sampler: configuration, lifecycle, and the tick that turns
  * one pass over the chosen processes into one line of resources.jsonl. */
 #include "resources_priv.h"
+#include "fd_budget.h"
 #include "clock.h"
 #include "pl_config.h"
 
@@ -70,26 +71,15 @@ static int copy_str(char **dst, const char *src)
 	return *dst ? 0 : -ENOMEM;
 }
 
-/* Kept /proc fds are what makes a tick cheap; ask for as many as the hard
- * limit allows and use half, leaving the rest to the program around us. */
-static long fd_budget(void)
+/* Kept /proc fds are what makes a tick cheap; half of what the process may
+ * keep (common/fd_budget.h), at most 16384, unless told a share. */
+static long fd_budget(const struct pl_resources_config *cfg)
 {
-	struct rlimit rl;
-	rlim_t cur;
+	long all = pl__fd_budget();
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 64;
-	if (rl.rlim_cur < rl.rlim_max) {
-		struct rlimit want = rl;
-
-		want.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 65536 : rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-			rl = want;
-	}
-	cur = rl.rlim_cur == RLIM_INFINITY ? 65536 : rl.rlim_cur;
-	if (cur > 32768)
-		cur = 32768;
-	return (long)(cur / 2);
+	if (cfg->fd_budget > 0)
+		return cfg->fd_budget;
+	return (all > 32768 ? 32768 : all) / 2;
 }
 
 int pl__resources_open(struct pl_resources **out, const struct pl_resources_config *cfg)
@@ -134,7 +124,7 @@ int pl__resources_open(struct pl_resources **out, const struct pl_resources_conf
 		pl__log_warnc(err, "resources: %s", root);
 		goto fail;
 	}
-	r->fds_budget = fd_budget();
+	r->fds_budget = fd_budget(cfg);
 	r->smaps_buf_len = SMAPS_BUF_LEN;
 	r->smaps_buf = malloc(r->smaps_buf_len);
 	if (!r->smaps_buf) {
@@ -315,6 +305,7 @@ void pl__resources_get_stats(const struct pl_resources *r, struct pl_resources_s
 {
 	*out = r->stats;
 	out->kept_fds = r->fds_kept > 0 ? (uint64_t)r->fds_kept : 0;
+	out->fd_budget = r->fds_budget > 0 ? (uint64_t)r->fds_budget : 0;
 }
 
 void pl__resources_close(struct pl_resources *r)

@@ -36,6 +36,10 @@ struct pl_resources_config {
 	double pss_interval_s; /* --pss-interval, default 10; 0: no PSS */
 	/* further fields are the sampler's own */
 	bool threads;      /* --threads: per-thread detail, default yes */
+	/* /proc descriptors kept open at most; 0: half of what the process
+	 * may keep (common/fd_budget.h). perflinkd gives a share when the
+	 * tracer keeps some too. */
+	long fd_budget;
 	struct pl_option options[8]; /* filled by pl__resources_options */
 	/* Called with each JSON line (ending in '\n'), for perflinkd to
 	 * forward; may be NULL. */
@@ -51,6 +55,7 @@ struct pl_resources_stats {
 	uint64_t exited;    /* processes seen to exit, over the whole run */
 	uint64_t read_errors; /* files that failed for a reason other than exit */
 	uint64_t kept_fds;  /* /proc files held open now */
+	uint64_t fd_budget; /* kept at most */
 };
 
 void pl__resources_config_init(struct pl_resources_config *cfg);

@@ -279,6 +279,7 @@ static int init_readers(struct pl_tracer *t)
 	pcfg.stat_every_tick = t->cfg.stat_every_tick;
 	pcfg.clk_tck = t->clk_tck;
 	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
+	pcfg.fd_budget = t->cfg.fd_budget;
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
 		return err;
 	return pl__tsys_init(&t->sys, t->cfg.disks);
@@ -573,6 +574,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->schedstat_reads = tp->schedstat_reads;
 	out->dir_scans = tp->dir_scans;
 	out->kept_fds = (uint64_t)tp->fds_open;
+	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
 }
 
 void pl__tracer_close(struct pl_tracer *t)

@@ -37,6 +37,10 @@ struct pl_tracer_config {
 	/* --stat-every-tick: read every /proc/PID/stat each tick, as the Python
 	 * tool does, instead of only those whose schedstat says they ran. */
 	bool stat_every_tick;
+	/* /proc descriptors kept open at most; 0: all the process may keep
+	 * (common/fd_budget.h). perflinkd gives a share when the resource
+	 * sampler keeps some too. */
+	long fd_budget;
 	/* Called with each stall event's JSON line (ending in '\n'), for
 	 * perflinkd to forward; may be NULL. */
 	void (*on_event)(void *ctx, const char *json_line);
@@ -58,6 +62,7 @@ struct pl_tracer_stats {
 	uint64_t exits;         /* processes that went away */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t kept_fds;      /* fds kept open now */
+	uint64_t fd_budget;     /* kept at most */
 };
 
 void pl__tracer_config_init(struct pl_tracer_config *cfg);

@@ -69,6 +69,7 @@ struct pl_tprocs_cfg {
 	/* probe "delayacct" forced absent: block-I/O delays read 0, as on a
 	 * kernel without CONFIG_TASK_DELAY_ACCT or with the sysctl off */
 	bool no_blkio;
+	long fd_budget; /* /proc fds kept at most; 0: all of pl__fd_budget */
 };
 
 struct pl_tprocs {

@@ -26,6 +26,7 @@
  * if its pid is reused; a file opened by path (a recorded tree, or past the
  * fd budget) is checked by starttime instead. */
 #include "tracer_priv.h"
+#include "fd_budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,6 @@
 
 #define RESCAN_TICKS 50
 #define SLICES 10 /* sleeping processes are re-read every SLICES ticks */
-#define FD_RESERVE 128 /* fds left to the rest of the program */
 
 int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm)
 {
@@ -49,23 +49,6 @@ int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm)
 			return (int)i;
 	}
 	return -1;
-}
-
-static long raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 0;
-	if (rl.rlim_cur < rl.rlim_max) {
-		struct rlimit want = { rl.rlim_max, rl.rlim_max };
-
-		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
-			rl.rlim_cur = rl.rlim_max;
-	}
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1u << 20)
-		rl.rlim_cur = 1u << 20;
-	return rl.rlim_cur > FD_RESERVE ? (long)rl.rlim_cur - FD_RESERVE : 0;
 }
 
 int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg)
@@ -77,7 +60,7 @@ int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg)
 	tp->rootfd = -1;
 	tp->scanfd = -1;
 	tp->scratch = init;
-	tp->fd_budget = raise_nofile();
+	tp->fd_budget = cfg->fd_budget > 0 ? cfg->fd_budget : pl__fd_budget();
 	tp->dents_cap = 32768;
 	tp->dents = malloc(tp->dents_cap);
 	if (!tp->dents)

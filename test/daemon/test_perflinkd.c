@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -664,6 +665,21 @@ static void test_modules(void)
 	       field(flat, "modules.resources.stats.samples"));
 	TAP_OK(field(flat, "modules.resources.forwarded") >= 3,
 	       "the sampler's lines are handed to the daemon");
+	{
+		/* the daemon raised its soft limit to the hard one */
+		struct rlimit rl;
+		unsigned long limit, sum = field(flat, "modules.tracer.stats.fd_budget") +
+					   field(flat, "modules.resources.stats.fd_budget");
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		limit = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? 1u << 20
+										  : rl.rlim_max;
+		TAP_OK(field(flat, "modules.tracer.stats.fd_budget") > 0 &&
+			       field(flat, "modules.resources.stats.fd_budget") > 0 &&
+			       sum <= limit - 128,
+		       "the two keep /proc descriptors within one budget: %lu of %lu", sum,
+		       limit - 128);
+	}
 	kill(pid, SIGTERM);
 	st = wait_exit(pid, 2000);
 	TAP_OK(st == 0, "SIGTERM: exit 0 (%d)", st);
