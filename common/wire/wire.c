@@ -58,8 +58,11 @@ const char *pl__wire_error_name(enum pl_wire_error e)
 {
 	static const char *const names[] = {
 		"ok", "bad_magic", "bad_version", "bad_header_check",
-		"bad_type", "bad_length", "bad_checksum", "bad_padding",
+		"bad_type", "bad_length", "bad_checksum", "bad_padding", "bad_flags",
 	};
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == PL_WIRE_ERROR_COUNT,
+		       "a name for each reason");
 
 	return (unsigned)e < PL_WIRE_ERROR_COUNT ? names[e] : "unknown";
 }
@@ -122,6 +125,8 @@ enum pl_wire_error pl__wire_decode_header(const uint8_t in[PL_WIRE_HEADER_SIZE],
 	hdr->frame_id = get64(in + OFF_FRAME_ID);
 	if (hdr->payload_len > PL_WIRE_MAX_PAYLOAD)
 		return PL_WIRE_BAD_LENGTH;
+	if (hdr->flags & ~PL_WIRE_FLAGS_KNOWN)
+		return PL_WIRE_BAD_FLAGS;
 	return PL_WIRE_OK;
 }
 

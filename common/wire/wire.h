@@ -32,6 +32,7 @@ enum pl_wire_type {
 
 /* flags */
 #define PL_WIRE_FLAG_INTEGRITY 0x0001u /* frame of the integrity diagnostic */
+#define PL_WIRE_FLAGS_KNOWN PL_WIRE_FLAG_INTEGRITY /* the others must be 0 */
 
 /* The header as the program sees it (host byte order). */
 struct pl_wire_header {
@@ -55,6 +56,7 @@ enum pl_wire_error {
 	PL_WIRE_BAD_LENGTH,
 	PL_WIRE_BAD_CHECKSUM,
 	PL_WIRE_BAD_PADDING,
+	PL_WIRE_BAD_FLAGS, /* a flag bit this version does not define */
 	PL_WIRE_ERROR_COUNT
 };
 const char *pl__wire_error_name(enum pl_wire_error e);

@@ -60,6 +60,16 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	pl__json_double(j, "max_rtt_ms", (double)st->max_rtt_ns / 1e6, 3);
 	pl__json_u64(j, "host_messages", dl->host_messages);
 	pl__json_end_object(j);
+	/* what the host sent that the device rejected, by reason */
+	pl__json_begin_object(j, "from_host");
+	pl__json_u64(j, "messages", st->rx_messages);
+	pl__json_u64(j, "skipped_bytes", st->rx_skipped_bytes);
+	pl__json_begin_object(j, "malformed");
+	/* bytes without a magic are not messages: skipped_bytes counts them */
+	for (int e = PL_WIRE_BAD_MAGIC + 1; e < PL_WIRE_ERROR_COUNT; e++)
+		pl__json_u64(j, pl__wire_error_name((enum pl_wire_error)e), st->rx_errors[e]);
+	pl__json_end_object(j);
+	pl__json_end_object(j);
 }
 
 /* Once a second while something was sent: log the diagnostics and send them. */

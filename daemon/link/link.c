@@ -26,6 +26,9 @@ struct pl_link {
 	struct pl_link_config cfg;
 	/* a TCP host may connect in a loop: each line once a second at most */
 	struct pl__ratelimit up_rl, down_rl;
+	/* what the host sent that did not check, said at most once a second */
+	struct pl__ratelimit malformed_rl;
+	uint64_t malformed_said[PL_WIRE_ERROR_COUNT];
 	struct pl_loop *loop;
 	struct pl_link_handlers h;
 	void *ctx;
@@ -196,6 +199,24 @@ static void answer_ping(struct pl_link *l, const struct pl_wire_header *hdr, uin
 	pl__link_send(l, PL_MSG_PONG, times, sizeof(times));
 }
 
+/* Messages from the host that did not check are counted by the wire
+ * stream (link_diag and status show them, docs/wire.md); the log says which
+ * reason grew, once a second at most. */
+static void say_malformed(struct pl_link *l)
+{
+	for (int e = PL_WIRE_BAD_MAGIC + 1; e < PL_WIRE_ERROR_COUNT; e++) {
+		if (l->in.errors[e] == l->malformed_said[e])
+			continue;
+		pl__log_warnx_limited(&l->malformed_rl,
+				      "link: malformed input from the host (%s): %llu so far, %llu "
+				      "bytes skipped",
+				      pl__wire_error_name((enum pl_wire_error)e),
+				      (unsigned long long)l->in.errors[e],
+				      (unsigned long long)l->in.skipped_bytes);
+		l->malformed_said[e] = l->in.errors[e];
+	}
+}
+
 static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 {
 	struct pl_link *l = ctx;
@@ -225,6 +246,7 @@ static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 				l->h.message(l->ctx, &hdr, payload);
 		}
 	}
+	say_malformed(l);
 }
 
 static void port_up(void *ctx, unsigned packet_size)
@@ -291,6 +313,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 		return -ENOMEM;
 	l->cfg = *cfg;
 	l->up_rl = l->down_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
+	l->malformed_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->loop = loop;
 	l->h = *h;
 	l->ctx = ctx;

@@ -90,4 +90,21 @@ check "perflinkd's collector saw the four producers (the pipeline's own)" \
 	"echo '$st' | grep -q '\"accepted\":4'"
 check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
 
+# A host that sends what does not check: bytes that are no message, then
+# a magic whose header check fails. The device counts them by reason in
+# status (and link_diag), and its log says so.
+python3 - "$port" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"garbage!" * 8 + b"PLNK" + bytes(60))
+time.sleep(0.3)
+s.close()
+PY
+sleep 0.3
+st=$(status)
+check "a host's malformed input is counted by reason: $(echo "$st" | grep -o '"from_host":{[^}]*}[^}]*}' | head -1)" \
+	"echo '$st' | grep -q '\"from_host\":{\"messages\":[0-9]*,\"skipped_bytes\":[1-9][0-9]*,\"malformed\":{[^}]*\"bad_header_check\":1'"
+check "and the device's log says which" \
+	"grep -q 'malformed input from the host (bad_header_check)' '$d/daemon.err'"
+
 finish

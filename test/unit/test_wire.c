@@ -47,6 +47,21 @@ static void test_roundtrip(void)
 	msg[20] ^= 0x80;
 	msg[0] = 'X';
 	TAP_OK(pl__wire_decode_header(msg, &h) == PL_WIRE_BAD_MAGIC, "bad magic");
+
+	/* flags: the integrity bit is known, any other is rejected even with
+	 * its header check right */
+	{
+		struct pl_wire_header f = { .type = PL_MSG_FRAME, .flags = PL_WIRE_FLAG_INTEGRITY };
+
+		pl__wire_encode_header(msg, &f, NULL);
+		TAP_OK(pl__wire_decode_header(msg, &h) == PL_WIRE_OK && h.flags == 1,
+		       "the integrity flag is accepted");
+		f.flags = 0x0100;
+		pl__wire_encode_header(msg, &f, NULL);
+		TAP_OK(pl__wire_decode_header(msg, &h) == PL_WIRE_BAD_FLAGS,
+		       "a flag bit version 1 does not define is rejected: %s",
+		       pl__wire_error_name(PL_WIRE_BAD_FLAGS));
+	}
 }
 
 /* Feed a byte stream in pieces of the given size and collect sequences. */
