@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -31,6 +32,9 @@
 
 struct pl_producer {
 	int sock;                     /* hello and welcome, then wakeups both ways */
+	bool polled;                  /* PL_HELLO_POLLED: no wakeups from here */
+	dev_t sock_dev;               /* which socket it is, for pl__producer_still_ours */
+	ino_t sock_ino;
 	atomic_bool gone;             /* perflinkd closed the connection: for good */
 	struct pl_producer_options o; /* as opened, for pl_producer_reopen */
 	char *socket_path, *name;     /* o's strings, owned */
@@ -47,6 +51,21 @@ struct pl_producer {
 #define OPEN_TIMEOUT_S 2 /* as long as perflinkd waits for a hello */
 static const struct timeval open_timeout = { OPEN_TIMEOUT_S, 0 };
 
+void (*pl__producer_fd_watch)(int fd, bool mine);
+bool pl__producer_polled;
+
+static void watch_fd(int fd, bool mine)
+{
+	if (pl__producer_fd_watch && fd >= 0)
+		pl__producer_fd_watch(fd, mine);
+}
+
+static void close_sock(int fd)
+{
+	watch_fd(fd, false);
+	close(fd);
+}
+
 static int connect_daemon(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -58,13 +77,14 @@ static int connect_daemon(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	watch_fd(fd, true);
 	/* A daemon that is stopped or stuck must not hold the application: the
 	 * connect (a full backlog), the hello and the welcome each wait at most
 	 * OPEN_TIMEOUT_S. The socket carries nothing after the welcome. */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &open_timeout, sizeof(open_timeout)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &open_timeout, sizeof(open_timeout)) < 0) {
 		ret = -errno;
-		close(fd);
+		close_sock(fd);
 		return ret;
 	}
 	do
@@ -72,7 +92,7 @@ static int connect_daemon(const char *path)
 	while (ret < 0 && errno == EINTR);
 	if (ret < 0) {
 		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
-		close(fd);
+		close_sock(fd);
 		return ret;
 	}
 	return fd;
@@ -194,6 +214,14 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	if ((ret = connect_daemon(path)) < 0)
 		goto fail;
 	p->sock = ret;
+	{
+		struct stat st;
+
+		if (fstat(p->sock, &st) == 0) {
+			p->sock_dev = st.st_dev;
+			p->sock_ino = st.st_ino;
+		}
+	}
 	memset(&h, 0, sizeof(h));
 	h.magic = PL_PRODUCER_MAGIC;
 	h.version = PL_PRODUCER_VERSION;
@@ -203,6 +231,9 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	h.replies_bytes = clamp_u32(o.reply_bytes ? o.reply_bytes : DEFAULT_RING);
 	if (o.flags & PL_PRODUCER_KEEP_EVERY_FRAME)
 		h.flags |= PL_HELLO_KEEP_EVERY_FRAME;
+	if (pl__producer_polled)
+		h.flags |= PL_HELLO_POLLED;
+	p->polled = pl__producer_polled;
 	snprintf(h.name, sizeof(h.name), "%s",
 		 o.name ? o.name : program_invocation_short_name);
 	if (send(p->sock, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
@@ -248,15 +279,9 @@ void pl_producer_close(struct pl_producer *p)
 {
 	if (!p)
 		return;
-	pl__producer_view_unmap(&p->view);
 	if (p->sock >= 0)
-		close(p->sock);
-	pthread_mutex_destroy(&p->push_lock);
-	pthread_mutex_destroy(&p->reply_lock);
-	free(p->reply_buf);
-	free(p->socket_path);
-	free(p->name);
-	free(p);
+		close_sock(p->sock);
+	pl__producer_forget(p);
 }
 
 int pl_producer_check(struct pl_producer *p)
@@ -279,12 +304,34 @@ int pl_producer_reopen(struct pl_producer **p)
 	return ret;
 }
 
+bool pl__producer_still_ours(const struct pl_producer *p)
+{
+	struct stat st;
+
+	return fstat(p->sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == p->sock_dev &&
+	       st.st_ino == p->sock_ino;
+}
+
+void pl__producer_forget(struct pl_producer *p)
+{
+	if (!p)
+		return;
+	watch_fd(p->sock, false); /* closed already, or no longer its number */
+	pl__producer_view_unmap(&p->view);
+	pthread_mutex_destroy(&p->push_lock);
+	pthread_mutex_destroy(&p->reply_lock);
+	free(p->reply_buf);
+	free(p->socket_path);
+	free(p->name);
+	free(p);
+}
+
 void pl__producer_abandon(struct pl_producer *p)
 {
 	if (!p)
 		return;
 	pl__producer_view_unmap(&p->view);
-	close(p->sock);
+	close_sock(p->sock);
 	/* The mutexes may have been held by a thread that does not exist in
 	 * this child: neither destroyed nor freed with them. */
 }
@@ -295,6 +342,8 @@ static void wake_daemon(struct pl_producer *p)
 	static const char wakeup = 'w';
 	ssize_t n;
 
+	if (p->polled)
+		return;
 	do
 		n = send(p->sock, &wakeup, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);

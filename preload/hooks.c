@@ -14,12 +14,14 @@
 #undef _TIME_BITS
 #undef _FORTIFY_SOURCE
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "fdtab.h"
+#include "own_fds.h"
 #include "profile.h"
 #include "real.h"
 
@@ -130,8 +132,14 @@ PL_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 
 /* The entry is cleared before the call: once the kernel frees the number,
  * another thread's open may take it, and its entry must not be wiped. */
+/* The shim's own descriptors (own_fds.h) are not the target's to close:
+ * close of one says EBADF, as for a number not open. */
 PL_EXPORT int close(int fd)
 {
+	if (pl__own_fd(fd)) {
+		errno = EBADF;
+		return -1;
+	}
 	if (ACTIVE())
 		pl__fd_closed(fd);
 	return pl__real.close(fd);
@@ -142,15 +150,39 @@ PL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	if (ACTIVE() && !(flags & CLOSE_RANGE_CLOEXEC))
 		pl__fd_closed_range(first, last);
+	if (pl__own_fd_in(first, last))
+		return pl__own_fds_close_range(first, last, flags, pl__real.close_range);
 	return pl__real.close_range(first, last, flags);
 }
 #endif
 
 #ifdef PL_HAVE_CLOSEFROM
+/* A stretch of closefrom between the shim's descriptors: the last one,
+ * open-ended, by closefrom itself, the others a number at a time (they lie
+ * below the shim's few descriptors). */
+static int close_stretch(unsigned int first, unsigned int last, int flags)
+{
+	(void)flags;
+	if (last == ~0u) {
+		pl__real.closefrom((int)first);
+		return 0;
+	}
+	for (unsigned int fd = first; fd <= last; fd++)
+		pl__real.close((int)fd);
+	return 0;
+}
+
 PL_EXPORT void closefrom(int low)
 {
 	if (ACTIVE() && low >= 0)
 		pl__fd_closed_range((unsigned int)low, ~0u);
+	if (low >= 0 && pl__own_fd_in((unsigned int)low, ~0u)) {
+		int saved = errno;
+
+		pl__own_fds_close_range((unsigned int)low, ~0u, 0, close_stretch);
+		errno = saved;
+		return;
+	}
 	pl__real.closefrom(low);
 }
 #endif
@@ -168,6 +200,10 @@ PL_EXPORT int dup2(int fd, int newfd)
 {
 	int r;
 
+	/* onto one of the shim's: the target's to do; the shim then finds its
+	 * connection gone */
+	if (fd != newfd && pl__own_fd(newfd))
+		pl__own_fd_watch(newfd, false);
 	if (!ACTIVE() || fd == newfd)
 		return pl__real.dup2(fd, newfd);
 	pl__fd_closed(newfd);
@@ -181,6 +217,8 @@ PL_EXPORT int dup3(int fd, int newfd, int flags)
 {
 	int r;
 
+	if (fd != newfd && pl__own_fd(newfd))
+		pl__own_fd_watch(newfd, false);
 	if (!ACTIVE() || fd == newfd)
 		return pl__real.dup3(fd, newfd, flags);
 	pl__fd_closed(newfd);

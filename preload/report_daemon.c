@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "perflink.h"
+#include "own_fds.h"
 #include "producer_fork.h"
 
 #include <errno.h>
@@ -27,10 +28,16 @@ static struct pl_producer *conn;
 static uint64_t next_try_ns;
 static uint64_t dropped;
 static bool said_connected;
+static bool said_taken;
 
 void pl__report_daemon_init(const struct pl_settings *s)
 {
 	memcpy(socket_path, s->daemon_socket, sizeof(socket_path));
+	/* the connection's socket is the shim's: the target's close hooks
+	 * leave it alone (own_fds.h) */
+	pl__producer_fd_watch = pl__own_fd_watch;
+	/* and it is never written to after the hello: perflinkd polls */
+	pl__producer_polled = true;
 }
 
 static bool connected(void)
@@ -42,6 +49,20 @@ static bool connected(void)
 					 .reply_bytes = 4096 };
 	int ret;
 
+	/* The connection's descriptor is checked before every use: a target
+	 * that closed every descriptor (close_range, closefrom, a close loop)
+	 * may have one of its own under that number now, which must be neither
+	 * written to nor closed. */
+	if (conn && !pl__producer_still_ours(conn)) {
+		pl__producer_forget(conn);
+		conn = NULL;
+		next_try_ns = 0;
+		if (!said_taken) {
+			said_taken = true;
+			pl__diag("the target closed the connection to perflinkd; reports go on "
+				 "through a new one");
+		}
+	}
 	if (conn && pl_producer_check(conn) == 0)
 		return true;
 	if (conn) {
@@ -54,6 +75,14 @@ static bool connected(void)
 		return false;
 	next_try_ns = now + RETRY_NS;
 	ret = pl_producer_open(&conn, &o);
+	if (ret == -EBADF) {
+		/* the target closed every descriptor while this one was being
+		 * connected, before the shim could call it its own: try again
+		 * with the next report */
+		conn = NULL;
+		next_try_ns = 0;
+		return false;
+	}
 	if (ret < 0) {
 		conn = NULL;
 		/* Missing or refusing daemons are normal; anything else is said once. */
@@ -95,7 +124,10 @@ void pl__report_daemon_fork_child(void)
 {
 	/* The lock may have been held by a thread the child does not have. */
 	pthread_mutex_init(&lock, NULL);
-	pl__producer_abandon(conn);
+	if (conn && pl__producer_still_ours(conn))
+		pl__producer_abandon(conn);
+	else
+		pl__producer_forget(conn);
 	conn = NULL;
 	next_try_ns = 0;
 	dropped = 0;

@@ -65,7 +65,13 @@ struct pl_producer_hello {
 
 /* Hello flags. */
 #define PL_HELLO_KEEP_EVERY_FRAME 0x1u /* frames wait for room, never replaced */
-#define PL_HELLO_KNOWN_FLAGS PL_HELLO_KEEP_EVERY_FRAME
+/* The producer sends no wakeups after the hello: perflinkd drains it every
+ * PL_PRODUCER_POLL_MS instead. The preload library's, which must not write
+ * to a descriptor its target may have closed and taken back with a raw
+ * close_range system call, which no hook sees. */
+#define PL_HELLO_POLLED 0x2u
+#define PL_PRODUCER_POLL_MS 100
+#define PL_HELLO_KNOWN_FLAGS (PL_HELLO_KEEP_EVERY_FRAME | PL_HELLO_POLLED)
 
 struct pl_producer_welcome {
 	uint32_t magic;

@@ -32,6 +32,7 @@
 /* Wakeup bytes read from a producer's socket per event, at most: a producer
  * that sends them without pause must not keep the loop to itself. */
 #define WAKEUPS_PER_EVENT 64
+#define POLL_NS ((uint64_t)PL_PRODUCER_POLL_MS * 1000 * 1000)
 
 struct producer {
 	struct pl_collector *c;
@@ -39,6 +40,7 @@ struct producer {
 	int sock;
 	struct pl_loop_watch *sock_w;
 	bool more; /* records left after a drain: drained again on c->again_fd */
+	bool polled; /* PL_HELLO_POLLED: sends no wakeups, drained on c->poll_w */
 	/* the memory could not be sealed (no memfd): the producer can cut it
 	 * short, so it is read only under shm_guard, and a frame is copied out
 	 * before the link gets it */
@@ -76,6 +78,8 @@ struct pl_collector {
 	 * producers that had more records than one turn takes" */
 	int again_fd;
 	struct pl_loop_watch *again_w;
+	struct pl_loop_watch *poll_w; /* armed while polled producers are there */
+	unsigned polled;
 	struct pl__control_peer_policy policy;
 	struct pl_collector_sink sink;
 	void *sink_ctx;
@@ -92,6 +96,8 @@ struct pl_collector {
 
 static void producer_free(struct producer *p)
 {
+	if (p->polled && p->welcomed && --p->c->polled == 0 && p->c->poll_w)
+		pl__loop_timer_set(p->c->poll_w, 0, 0);
 	pl__loop_remove(p->sock_w);
 	if (p->sock >= 0)
 		close(p->sock);
@@ -352,6 +358,20 @@ void pl__collector_writable(struct pl_collector *c)
 	}
 }
 
+/* Producers that send no wakeups (PL_HELLO_POLLED) are drained here. */
+static void on_poll(void *ctx, uint64_t expirations)
+{
+	struct pl_collector *c = ctx;
+	struct producer *p, *next;
+
+	(void)expirations;
+	for (p = c->producers; p; p = next) {
+		next = p->next; /* drain may drop p */
+		if (p->polled && p->welcomed)
+			drain_safely(p);
+	}
+}
+
 static void on_again(void *ctx, int fd, uint32_t events)
 {
 	struct pl_collector *c = ctx;
@@ -526,6 +546,7 @@ static void on_hello(struct producer *p)
 		return;
 	}
 	p->keep_every_frame = (h.flags & PL_HELLO_KEEP_EVERY_FRAME) != 0;
+	p->polled = (h.flags & PL_HELLO_POLLED) != 0;
 	w.flags = h.flags;
 	memcpy(p->name, h.name, PL_PRODUCER_NAME_MAX);
 	p->name[PL_PRODUCER_NAME_MAX] = '\0';
@@ -548,6 +569,8 @@ static void on_hello(struct producer *p)
 		return;
 	}
 	p->welcomed = true;
+	if (p->polled && p->c->polled++ == 0)
+		pl__loop_timer_set(p->c->poll_w, POLL_NS, POLL_NS);
 	pl__log_info("collector: producer %u: %s (pid %d), %u frame slots of %u bytes", p->id,
 		     p->name, (int)p->pid, p->view.slot_count, p->view.slot_bytes);
 }
@@ -691,6 +714,7 @@ int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
 		pl__log_warnc(ret, "collector: SIGBUS guard");
 	if ((ret = c->again_fd = pl__eventfd_create(0)) < 0 ||
 	    (ret = pl__loop_add_fd(loop, c->again_fd, EPOLLIN, on_again, c, &c->again_w)) < 0 ||
+	    (ret = pl__loop_add_timer(loop, 0, 0, on_poll, c, &c->poll_w)) < 0 ||
 	    (ret = pl__loop_add_fd(loop, c->listen_fd, EPOLLIN, on_accept, c, &c->listen_w)) < 0 ||
 	    (ret = pl__loop_add_timer(loop, HELLO_TIMEOUT_NS / 2, HELLO_TIMEOUT_NS / 2, on_sweep, c,
 				      &c->sweep_w)) < 0) {
@@ -795,6 +819,7 @@ void pl__collector_close(struct pl_collector *c)
 	pl__loop_remove(c->listen_w);
 	pl__loop_remove(c->sweep_w);
 	pl__loop_remove(c->again_w);
+	pl__loop_remove(c->poll_w);
 	if (c->again_fd >= 0)
 		close(c->again_fd);
 	if (c->listen_fd >= 0) {

@@ -23,10 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static struct pl_loop *loop;
-static atomic_bool stop, paused;
+static atomic_bool stop, paused, keep_draining;
 static atomic_uint lines;
 
 static int sink_frame(void *ctx, uint64_t id, const void *data, size_t len,
@@ -48,7 +49,8 @@ static void sink_line(void *ctx, const char *line, size_t len)
 	(void)len;
 	if (strstr(line, "\"type\":\"perflink-profile\""))
 		atomic_fetch_add(&lines, 1);
-	atomic_store(&paused, true);
+	if (!atomic_load(&keep_draining))
+		atomic_store(&paused, true);
 }
 
 static void *loop_thread(void *arg)
@@ -61,6 +63,53 @@ static void *loop_thread(void *arg)
 			pl__loop_run_once(loop, 10);
 	}
 	return NULL;
+}
+
+/* A target that closes every descriptor it did not open (close_range,
+ * closefrom, a close loop), as daemons and sandboxes do, and takes the
+ * numbers back with sockets, files and a pipe of its own, while the shim
+ * keeps reporting to perflinkd: the shim writes into none of them and
+ * closes none of them, and its reports go on through a new connection. */
+static void test_target_closes_all(const char *dir, const char *env_preload,
+				   const char *env_sock)
+{
+	static const char *const how[] = { "close_range", "closefrom", "a close loop" };
+	const char *workload = getenv("PL_WORKLOAD");
+	char stages[300], env_stages[400], text[256], out[300], env_out[400];
+	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
+			      "PERFLINK_PROFILE_SYSLOG=off", env_stages, env_sock, env_out, NULL };
+	struct h_reports rs;
+	struct h_run r;
+
+	snprintf(stages, sizeof(stages), "%s/workload.stages", dir);
+	snprintf(text, sizeof(text), "stage pipe_peek other pipe:* 0x%lx\nframe-boundary pipe_peek\n",
+		 (unsigned long)FIONREAD);
+	snprintf(env_stages, sizeof(env_stages), "PERFLINK_STAGES=%s", stages);
+	snprintf(out, sizeof(out), "%s/workload.jsonl", dir);
+	snprintf(env_out, sizeof(env_out), "PERFLINK_PROFILE_OUT=%s", out);
+	if (!workload || h_write_file(stages, text) < 0)
+		abort();
+	atomic_store(&keep_draining, true);
+	atomic_store(&paused, false);
+	for (int k = 0; k < 3; k++) {
+		char how_arg[4];
+		char *argv[] = { (char *)workload, "peek", "60", "closeall", how_arg, "250", NULL };
+		unsigned before = atomic_load(&lines);
+
+		unlink(out);
+		snprintf(how_arg, sizeof(how_arg), "%d", k);
+		TAP_OK(h_run(&r, argv, env) == 0 && r.status == 0 && strstr(r.out, "files intact"),
+		       "the target closes everything with %s, then its own files: intact (%s)",
+		       how[k], h_oneline(r.out));
+		h_reports_load(&rs, out);
+		for (int i = 0; i < 200 && atomic_load(&lines) - before < rs.n; i++)
+			usleep(10000);
+		TAP_OK(rs.n >= 2 && atomic_load(&lines) - before == rs.n,
+		       "and every report reaches perflinkd through it: %u of %zu",
+		       atomic_load(&lines) - before, rs.n);
+		h_reports_free(&rs);
+		h_run_free(&r);
+	}
 }
 
 int main(void)
@@ -152,6 +201,7 @@ int main(void)
 	       "own drop, if any, is counted in no report)",
 	       atomic_load(&lines), (unsigned long long)dropped, rs.n);
 	h_reports_free(&rs);
+	test_target_closes_all(dir, env_preload, env_sock);
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);
 	pl__collector_close(col);

@@ -22,10 +22,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +74,72 @@ void peek(unsigned n)
 		check(ioctl(pipe_fds[0], FIONREAD, &avail) == 0 && avail == 3,
 		      "FIONREAD on a pipe");
 	}
+}
+
+/* Close every descriptor above stderr as daemons and sandboxes do (how:
+ * 0 close_range, 1 closefrom, 2 a close loop), then take the numbers back
+ * with three socket pairs, six files and a pipe of its own, do n more peeks (the shim reports
+ * meanwhile) and check that every byte of its files and its pipe is as it
+ * wrote it, and that nothing came on its sockets: prints "files intact" or "FILES CORRUPTED". */
+static void close_all_then_files(unsigned how, unsigned n)
+{
+	int files[6], p[2], socks[3][2];
+	char name[64], got[64], want[64];
+	unsigned i;
+	bool intact = true;
+
+	if (how == 0) {
+#ifdef PL_HAVE_CLOSE_RANGE
+		check(close_range(3u, ~0u, 0) == 0, "close_range");
+#else
+		how = 2;
+#endif
+	}
+	if (how == 1) {
+#ifdef PL_HAVE_CLOSEFROM
+		closefrom(3);
+#else
+		how = 2;
+#endif
+	}
+	if (how == 2)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	pipe_fds[0] = pipe_fds[1] = -1;
+	/* sockets first, on the lowest numbers, where the shim's own socket
+	 * was: a shim that sent to its old number would write into one */
+	for (i = 0; i < 3; i++)
+		check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, socks[i]) == 0,
+		      "socketpair");
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "/tmp/pl-workload-%d-%u", (int)getpid(), i);
+		files[i] = open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		check(files[i] >= 0, "open a data file");
+		unlink(name);
+		snprintf(want, sizeof(want), "data file %u of process %d\n", i, (int)getpid());
+		check(write(files[i], want, strlen(want)) == (ssize_t)strlen(want), "write");
+	}
+	check(pipe2(p, O_CLOEXEC) == 0, "pipe2");
+	check(write(p[1], "pipe data", 9) == 9, "write the pipe");
+	peek(n);
+	for (i = 0; i < 6; i++) {
+		ssize_t r = pread(files[i], got, sizeof(got) - 1, 0);
+
+		snprintf(want, sizeof(want), "data file %u of process %d\n", i, (int)getpid());
+		got[r > 0 ? r : 0] = '\0';
+		intact &= r == (ssize_t)strlen(want) && !strcmp(got, want);
+		intact &= close(files[i]) == 0;
+	}
+	intact &= read(p[0], got, sizeof(got)) == 9 && !memcmp(got, "pipe data", 9);
+	close(p[0]);
+	close(p[1]);
+	for (i = 0; i < 3; i++) /* nobody wrote into them */
+		for (int e = 0; e < 2; e++)
+			intact &= recv(socks[i][e], got, sizeof(got), MSG_DONTWAIT) < 0 &&
+				  errno == EAGAIN;
+	for (i = 0; i < 3; i++)
+		intact &= close(socks[i][0]) == 0 && close(socks[i][1]) == 0;
+	printf("%s\n", intact ? "files intact" : "FILES CORRUPTED");
 }
 
 static void null_peek(unsigned n)
@@ -296,6 +365,9 @@ int main(int argc, char **argv)
 			for (k = 0; k < n; k++)
 				copy_partial();
 			i += 2;
+		} else if (strcmp(cmd, "closeall") == 0 && left >= 2) {
+			close_all_then_files(num(argv[i + 1]), num(argv[i + 2]));
+			i += 3;
 		} else if (strcmp(cmd, "eintr") == 0 && left >= 1) {
 			eintr(num(argv[i + 1]));
 			i += 2;
