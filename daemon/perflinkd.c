@@ -444,6 +444,9 @@ static int open_all(struct daemon *d)
 
 	/* A peer that goes away must not kill us; writes say EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
+	/* An output past a file size limit fails with EFBIG (its module stops,
+	 * the file ends at its last whole record) instead of killing us. */
+	signal(SIGXFSZ, SIG_IGN);
 	ret = pl__loop_new(&d->loop);
 	if (ret == 0)
 		ret = pl__loop_add_signal(d->loop, SIGTERM, on_stop_signal, d);

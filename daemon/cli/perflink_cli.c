@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "pl_config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,9 @@ int main(int argc, char **argv)
 {
 	const struct pl_cli_command *c;
 
+	/* an output past a file size limit fails with EFBIG, ending at its
+	 * last whole record, instead of killing the command mid-line */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -2,6 +2,7 @@
  * one pass over the chosen processes into one line of resources.jsonl. */
 #include "resources_priv.h"
 #include "fd_budget.h"
+#include "whole_write.h"
 #include "clock.h"
 #include "pl_config.h"
 
@@ -160,22 +161,6 @@ void pl__resources_set_fault(struct pl_resources *r, pl_res_fault_fn fn, void *c
 	r->fault_ctx = ctx;
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int put_line(struct pl_resources *r)
 {
 	const char *line = pl__json_finish(&r->json);
@@ -187,7 +172,7 @@ static int put_line(struct pl_resources *r)
 	}
 	if (r->cfg.on_line)
 		r->cfg.on_line(r->cfg.on_line_ctx, line);
-	if (r->out_fd >= 0 && (err = write_all(r->out_fd, line, r->json.len)) < 0) {
+	if (r->out_fd >= 0 && (err = pl__write_record(r->out_fd, line, r->json.len)) < 0) {
 		pl__log_warnc(err, "resources: writing %s", r->cfg.out_path);
 		return err;
 	}

@@ -7,10 +7,12 @@
  * wall and mono time from .perflink-time, and the tick after the last one
  * returns -ENODATA. Any other root is read like /proc on every tick. */
 #include "tracer_priv.h"
+#include "whole_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
@@ -205,7 +207,18 @@ static int open_csv(struct pl_tracer *t)
 		pl__log_warn("cannot write %s", t->cfg.out_path);
 		return err ? err : -EIO;
 	}
+	t->csv_whole = pl__file_length(fileno(t->csv));
 	return 0;
+}
+
+/* A tick whose rows did not all reach the CSV (a full disk, a file size
+ * limit): the file goes back to its last whole tick, and what stdio still
+ * holds of this one is thrown away, so that no reader meets half a row. */
+static void csv_back_to_whole(struct pl_tracer *t)
+{
+	__fpurge(t->csv);
+	if (t->csv_whole >= 0)
+		pl__truncate_to(fileno(t->csv), t->csv_whole);
 }
 
 /* What pl__tracer_close frees or closes, in a state it may free before
@@ -532,6 +545,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 	}
 	if ((err = write_rows(t, wall, mono, &s)) < 0) {
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
+		csv_back_to_whole(t);
 		return err;
 	}
 	remember_sys(t, mono, &s);
@@ -540,8 +554,10 @@ int pl__tracer_tick(struct pl_tracer *t)
 	if (fflush(t->csv) == EOF) {
 		err = errno ? -errno : -EIO;
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
+		csv_back_to_whole(t);
 		return err;
 	}
+	t->csv_whole = pl__file_length(fileno(t->csv));
 	ms = (double)(pl__thread_cpu_ns() - c0) / 1e6;
 	t->sampler_ms_last = ms;
 	pl__qhist_add(&t->sampler, ms);

@@ -3,6 +3,7 @@
  * process, with its bully and mechanism (rules in stall_detect.c). Each stall
  * also goes to the log, rate-limited, and to cfg->on_event. */
 #include "tracer_priv.h"
+#include "whole_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,29 +57,13 @@ void pl__tevents_close(struct pl_tracer *t)
 	t->events_path = NULL;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int put_line(struct pl_tracer *t, const char *line)
 {
 	int err;
 
 	if (!line)
 		return -ENOMEM;
-	if ((err = write_all(t->events_fd, line, strlen(line))) < 0) {
+	if ((err = pl__write_record(t->events_fd, line, strlen(line))) < 0) {
 		pl__log_warnc(-err, "cannot write %s", t->events_path);
 		return err;
 	}

@@ -214,6 +214,7 @@ struct pl_tracer {
 
 	FILE *csv;
 	char *csv_buf;
+	off_t csv_whole; /* the CSV's length after its last whole tick */
 	int events_fd;
 	char *events_path;
 

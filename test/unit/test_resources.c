@@ -13,6 +13,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define FIX PL_FIXTURES "/proc/"
@@ -568,6 +571,58 @@ static void test_output_file(void)
 	pl__resources_config_free(&cfg);
 }
 
+/* A file size limit (or a full disk) reached mid-line: the output ends at
+ * its last whole line, never in half of one. */
+static void test_output_whole_lines(void)
+{
+	char dir[] = "/tmp/pl-res-XXXXXX", path[64], buf[4096];
+	struct jl_lines l;
+	ssize_t n;
+	int fd, status;
+	pid_t pid;
+
+	if (!mkdtemp(dir)) {
+		TAP_SKIP("mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/resources.jsonl", dir);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit small = { 1500, 1500 };
+		struct pl_resources_config cfg;
+		struct pl_resources *r = NULL;
+
+		signal(SIGXFSZ, SIG_IGN);
+		pl__resources_config_init(&cfg);
+		free(cfg.out_path);
+		cfg.out_path = strdup(path);
+		free(cfg.proc_root);
+		cfg.proc_root = strdup(FIX "agnos-4.9");
+		cfg.pids = strdup("1250");
+		setrlimit(RLIMIT_FSIZE, &small);
+		if (pl__resources_open(&r, &cfg) < 0)
+			_exit(2);
+		for (int i = 0; i < 100; i++)
+			if (pl__resources_tick(r) < 0)
+				_exit(0); /* the limit was reached */
+		_exit(3);
+	}
+	waitpid(pid, &status, 0);
+	TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "a 1500-byte file size limit stops the sampler with an error (%d)", status);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	jl_lines_parse(&l, buf);
+	TAP_OK(n > 0 && buf[n - 1] == '\n' && l.all_ok && l.n >= 1,
+	       "and the file ends at its last whole line (%zd bytes, %zu lines)", n, l.n);
+	jl_lines_free(&l);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Past the fd budget, files are opened and closed each tick: the lines say
  * the same as with kept fds. */
 static void test_fd_budget(void)
@@ -632,6 +687,7 @@ int main(void)
 	test_faults();
 	test_fixture_pid_reuse();
 	test_output_file();
+	test_output_whole_lines();
 	test_fd_budget();
 	return tap_done();
 }

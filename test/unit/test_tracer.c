@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <grp.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "tap.h"
@@ -366,6 +368,51 @@ static void test_planted_links(void)
 	pl__tracer_close(t);
 }
 
+/* A file size limit (or a full disk) reached in the middle of a tick: the
+ * CSV ends at its last whole tick, never in half a row. */
+static void test_csv_whole_ticks(void)
+{
+	char root[300], out[300];
+	const char *csv;
+	size_t header = strlen(pl__tracer_csv_header);
+	int status, rows = 0;
+	pid_t pid;
+
+	snprintf(root, sizeof(root), "%s/limit", base);
+	snprintf(out, sizeof(out), "%s/limit.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	for (int i = 0; i < 40; i++) {
+		tree_stat(root, 100 + i, "controlsd", 'S', 1, 500, 10);
+		tree_io(root, 100 + i, 0, 0);
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit small = { (rlim_t)header + 1000, (rlim_t)header + 1000 };
+		struct pl_tracer *t;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &small);
+		t = open_tree(root, out, false);
+		if (!t)
+			_exit(2);
+		for (int i = 0; i < 200; i++) {
+			for (int k = 0; k < 40; k++) /* every watched process wrote */
+				tree_io(root, 100 + k, (unsigned long long)(i + 1) * 4096, 0);
+			if (pl__tracer_tick(t) < 0)
+				_exit(0);
+		}
+		_exit(3);
+	}
+	waitpid(pid, &status, 0);
+	TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "a file size limit stops the tracer with an error (%d)", status);
+	csv = tree_slurp(out);
+	for (const char *p = csv; *p; p++)
+		rows += *p == '\n';
+	TAP_OK(strlen(csv) >= header && csv[strlen(csv) - 1] == '\n',
+	       "and the CSV ends at a whole row (%zu bytes, %d lines)", strlen(csv), rows);
+}
+
 static void test_bad_root(void)
 {
 	struct pl_tracer *t = open_tree("/nonexistent/proc", "/nonexistent/x.csv", false);
@@ -390,6 +437,7 @@ int main(void)
 	test_delayacct_and_psi();
 	test_bad_root();
 	test_planted_links();
+	test_csv_whole_ticks();
 	tree_rm(base);
 	return tap_done();
 }
