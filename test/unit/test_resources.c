@@ -485,6 +485,17 @@ static void test_fixture_pid_reuse(void)
 		printf("# could not remove %s\n", dir);
 }
 
+/* The AGNOS 4.9 fixture's pid 1250, written to path. */
+static void agnos_output_config(struct pl_resources_config *cfg, const char *path)
+{
+	pl__resources_config_init(cfg);
+	free(cfg->out_path);
+	cfg->out_path = strdup(path);
+	free(cfg->proc_root);
+	cfg->proc_root = strdup(FIX "agnos-4.9");
+	cfg->pids = strdup("1250");
+}
+
 static void test_output_file(void)
 {
 	char dir[] = "/tmp/pl-res-XXXXXX", path[64], buf[65536];
@@ -499,12 +510,7 @@ static void test_output_file(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/resources.jsonl", dir);
-	pl__resources_config_init(&cfg);
-	free(cfg.out_path);
-	cfg.out_path = strdup(path);
-	free(cfg.proc_root);
-	cfg.proc_root = strdup(FIX "agnos-4.9");
-	cfg.pids = strdup("1250");
+	agnos_output_config(&cfg, path);
 	TAP_OK(pl__resources_open(&r, &cfg) == 0, "opens with an output file");
 	pl__resources_config_free(&cfg);
 	if (!r)
@@ -541,12 +547,7 @@ static void test_output_file(void)
 		if (fd >= 0)
 			close(fd);
 		if (symlink(victim, path) == 0) {
-			pl__resources_config_init(&cfg);
-			free(cfg.out_path);
-			cfg.out_path = strdup(path);
-			free(cfg.proc_root);
-			cfg.proc_root = strdup(FIX "agnos-4.9");
-			cfg.pids = strdup("1250");
+			agnos_output_config(&cfg, path);
 			TAP_OK(pl__resources_open(&r, &cfg) == -ELOOP && r == NULL,
 			       "an output that is a symbolic link is refused");
 			pl__resources_config_free(&cfg);
@@ -593,12 +594,7 @@ static void test_output_whole_lines(void)
 		struct pl_resources *r = NULL;
 
 		signal(SIGXFSZ, SIG_IGN);
-		pl__resources_config_init(&cfg);
-		free(cfg.out_path);
-		cfg.out_path = strdup(path);
-		free(cfg.proc_root);
-		cfg.proc_root = strdup(FIX "agnos-4.9");
-		cfg.pids = strdup("1250");
+		agnos_output_config(&cfg, path);
 		setrlimit(RLIMIT_FSIZE, &small);
 		if (pl__resources_open(&r, &cfg) < 0)
 			_exit(2);
