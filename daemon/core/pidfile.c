@@ -1,6 +1,7 @@
 /* See pidfile.h. */
 #include "pidfile.h"
 #include "log.h"
+#include "unix_listen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@ int pl__pidfile_open(struct pl_pidfile *pf, const char *path)
 	ssize_t n;
 	int fd, ret, len;
 
+	if ((ret = pl__dir_trusted(path, "pidfile")) < 0)
+		return ret;
 	do
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	while (fd < 0 && errno == EINTR);

@@ -10,6 +10,43 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+int pl__dir_trusted(const char *path, const char *what)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0) {
+		int err = -errno;
+
+		pl__log_warnx("%s: %s: %s", what, dir, strerror(-err));
+		return err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pl__log_warnx("%s: %s is not a directory", what, dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		pl__log_warnx("%s: %s belongs to uid %u, neither root nor us: refused, as that "
+			      "user could replace what perflinkd makes there", what, dir,
+			      (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		pl__log_warnx("%s: others may write to %s (mode %04o): refused, as they could "
+			      "replace what perflinkd makes there", what, dir,
+			      (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 bool pl__accept_must_pause(int err)
 {
 	return err != EAGAIN && err != EWOULDBLOCK && err != EINTR && err != ECONNABORTED;
@@ -74,6 +111,8 @@ int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const
 			      strerror(-ret));
 		return ret;
 	}
+	if ((ret = pl__dir_trusted(path, what)) < 0)
+		return ret;
 	ret = take_over_path(&sun, type);
 	if (ret < 0) {
 		pl__log_warnx("%s: %s: %s", what, path,

@@ -15,6 +15,15 @@
  * unlink. */
 int pl__unix_listen(const char *path, int type, bool has_group, gid_t gid, const char *what);
 
+/* Whether the directory that holds path is safe to create the daemon's
+ * files in (its sockets, its pidfile): a directory, owned by root or by
+ * us, that no one else may write to. In a directory another user owns or
+ * can write to, that user could swap the socket under perflinkd, or plant
+ * a pidfile that stops it starting (and that an init script would then
+ * kill the pid of). 0, or -EPERM (or stat's -errno) with the reason logged
+ * (what names the setting). */
+int pl__dir_trusted(const char *path, const char *what);
+
 /* After accept failed with err (an errno): whether the listener must stop
  * watching its socket for PL_ACCEPT_PAUSE_NS. Out of fds or memory, the
  * socket stays readable, and watching it would spin the loop and log on

@@ -411,6 +411,36 @@ static void test_other_users(void)
 	pl__control_close(c);
 }
 
+/* A control socket in a directory others may write to, or that another user
+ * owns: refused, with the reason, since that user could swap the socket
+ * under perflinkd. */
+static void test_untrusted_dirs(struct pl_loop *l, struct pl_control_config *cfg,
+				const char *dir)
+{
+	char shared[300], path[340], err[512];
+	struct pl_control *c = NULL;
+
+	snprintf(shared, sizeof(shared), "%s/shared", dir);
+	snprintf(path, sizeof(path), "%s/control", shared);
+	mkdir(shared, 0700);
+	chmod(shared, 01777);
+	cfg->path = path;
+	cfg->group = NULL;
+	TAP_OK(control_open(&c, l, cfg, err, sizeof(err)) == -EPERM && strstr(err, "others may write"),
+	       "a directory others may write to (1777) is refused: %s", err);
+	if (geteuid() == 0) {
+		chmod(shared, 0755);
+		if (chown(shared, 65534, 65534) < 0)
+			abort();
+		TAP_OK(control_open(&c, l, cfg, err, sizeof(err)) == -EPERM &&
+			       strstr(err, "belongs to uid 65534"),
+		       "a directory another user owns is refused: %s", err);
+	} else {
+		TAP_SKIP("not root: cannot give a directory to another user");
+	}
+	rmdir(shared);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/pl-test-control-XXXXXX";
@@ -483,6 +513,7 @@ int main(void)
 		       strstr(err, "control-group"),
 	       "an unknown control-group is an error (%s)", err);
 
+	test_untrusted_dirs(loop, &cfg, dir);
 	test_policy();
 	test_other_users();
 

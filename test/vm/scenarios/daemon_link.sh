@@ -3,22 +3,24 @@
 # telemetry, `perflink status` shows the link up, and an application's frames
 # (frame_producer through libperflink's shared memory, sent from there with
 # AIO) are echoed back to it by the host, every one. Then SIGTERM stops it.
+# its sockets in a directory only it may write to (perflinkd refuses /tmp)
+mkdir -m 700 /tmp/perflinkd
 perflinkd --foreground --link --link-setup-gadget \
 	--resources --resources-pids 1 --resources-interval 0.5 --resources-out '' \
-	--control-socket /tmp/control >/tmp/daemon.out 2>&1 &
+	--control-socket /tmp/perflinkd/control >/tmp/daemon.out 2>&1 &
 daemon=$!
 perflink-host --reply echo --telemetry-dir /tmp/telemetry --seconds 10 >/tmp/host.out 2>&1 &
 host=$!
 for _ in $(seq 50); do
-	perflink status --socket /tmp/control --json 2>/dev/null | grep -q '"state":"up"' && break
+	perflink status --socket /tmp/perflinkd/control --json 2>/dev/null | grep -q '"state":"up"' && break
 	sleep 0.2
 done
-frame_producer --socket /tmp/producers --frames 60 --bytes 131072 --fps 20 \
+frame_producer --socket /tmp/perflinkd/producers --frames 60 --bytes 131072 --fps 20 \
 	--wait-replies 10 >/tmp/producer.out 2>&1
 producer_rc=$?
 wait $host
 host_rc=$?
-perflink status --socket /tmp/control --json >/tmp/status.json 2>&1
+perflink status --socket /tmp/perflinkd/control --json >/tmp/status.json 2>&1
 kill -TERM $daemon
 wait $daemon
 daemon_rc=$?
