@@ -1,6 +1,7 @@
 /* See link_latency.h. */
 #include "link_latency.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void pl__latency_reset(struct pl_latency *lt)
@@ -61,9 +62,17 @@ bool pl__latency_take_batch(struct pl_latency *lt, struct pl_json *j)
 	pl__json_str(j, "type", "frame_latency");
 	pl__json_begin_array(j, "frames");
 	for (unsigned i = 0; i < lt->batch_len; i++) {
+		char id[24];
+
+		/* the frame id as a string: a producer's ids pass 2^53 (its
+		 * number in the top 16 bits), where JSON readers that hold
+		 * numbers as doubles (JavaScript, many others) would round
+		 * them; the times, CLOCK_MONOTONIC ns, stay numbers */
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)lt->batch[i][0]);
 		pl__json_begin_array(j, NULL);
-		for (int k = 0; k < 3; k++)
-			pl__json_u64(j, NULL, lt->batch[i][k]);
+		pl__json_str(j, NULL, id);
+		pl__json_u64(j, NULL, lt->batch[i][1]);
+		pl__json_u64(j, NULL, lt->batch[i][2]);
 		pl__json_end_array(j);
 	}
 	pl__json_end_array(j);

@@ -63,7 +63,10 @@ static void on_entry(struct line *l, const char *sub, enum pl_json_kind kind, co
 	if (*end != '.' || end[1] < '0' || end[1] > '9')
 		goto bad;
 	j = strtoul(end + 1, &end, 10);
-	if (*end || kind != PL_JSON_NUMBER || !pl__parse_u64_all(value, &v))
+	/* the frame id comes as a string of digits (exact past 2^53), or as a
+	 * number from a device older than that; the times are numbers */
+	if (*end || !(kind == PL_JSON_NUMBER || (j == 0 && kind == PL_JSON_STRING)) ||
+	    !pl__parse_u64_all(value, &v))
 		goto bad;
 	if (j == 0) {
 		if (i != l->n_entries || (l->n_entries && l->pos != 3))

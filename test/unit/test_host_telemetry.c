@@ -51,6 +51,32 @@ static void feed(struct pl_device_telemetry *dt, const char *s)
 	pl__device_telemetry_feed(dt, s, strlen(s));
 }
 
+/* Frame ids past 2^53 (a producer's number in the top 16 bits) come as
+ * strings and are matched exactly; an older device's numbers still work. */
+static void test_string_ids(void)
+{
+	const uint64_t big = UINT64_C(0xffff000000000007), near = big + 2;
+	struct pl_device_telemetry dt;
+	struct pl_latency_table t;
+
+	pl__latency_table_init(&t, 100);
+	pl__latency_table_add(&t, big, 0, 10, 1000, 0, false, 0);
+	pl__latency_table_add(&t, near, 1, 10, 1000, 0, false, 0);
+	pl__latency_table_add(&t, 5, 2, 10, 1000, 0, false, 0);
+	pl__device_telemetry_init(&dt, &t, NULL);
+	feed(&dt, "{\"type\":\"frame_latency\",\"frames\":[[\"18446462598732840967\",1000,4000],"
+		  "[5,2000,2600]],\"dropped\":0}\n");
+	TAP_OK(t.n == 3 && t.rec[0].round_trip_ns == 3000 && (t.rec[0].flags & PL_FRAME_HAVE_RTT) &&
+		       !(t.rec[1].flags & PL_FRAME_HAVE_RTT),
+	       "a string id past 2^53 finds its own frame, not its neighbour");
+	TAP_OK(t.rec[2].round_trip_ns == 600 && dt.problems[PL_TM_BAD_LATENCY] == 0,
+	       "and a number id, as older devices send, still does");
+	feed(&dt, "{\"type\":\"frame_latency\",\"frames\":[[\"7x\",1,2],[5,\"1\",2]]}\n");
+	TAP_EQ_U64(dt.problems[PL_TM_BAD_LATENCY], 1, "a bad id string, or a time as a string: bad");
+	pl__device_telemetry_free(&dt);
+	pl__latency_table_free(&t);
+}
+
 int main(void)
 {
 	struct pl_telemetry_files tf;
@@ -155,5 +181,6 @@ int main(void)
 			closedir(d);
 		rmdir(dir);
 	}
+	test_string_ids();
 	return tap_done();
 }

@@ -189,7 +189,7 @@ int main(void)
 	ret = host_read(fd, &s, PL_MSG_TELEMETRY, 2000, &hdr, got, sizeof(got) - 1);
 	got[ret == 1 ? hdr.payload_len : 0] = '\0';
 	TAP_OK(ret == 1 && strstr((char *)got, "\"type\":\"frame_latency\"") &&
-		       strstr((char *)got, "[[77,"),
+		       strstr((char *)got, "[[\"77\","),
 	       "frame_latency telemetry names the frame: %.120s", (char *)got);
 	TAP_EQ_U64(replies_seen, 1, "the reply also reached the link's owner");
 	pl__link_get_stats(link_, &st);
