@@ -58,6 +58,9 @@ struct daemon {
 	struct pl_daemon_link *link;
 	struct pl_collector *collector;
 	uint64_t producer_lines, producer_frames_without_link, replies_unrouted;
+	/* replies_unrouted by reason: the frame's producer is not there, its
+	 * reply ring was full, or the reply can never fit that ring */
+	uint64_t replies_no_producer, replies_ring_full, replies_too_big;
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
 };
@@ -126,8 +129,17 @@ static void on_host_reply(void *ctx, uint64_t frame_id, const uint8_t *payload, 
 {
 	struct daemon *d = ctx;
 
-	if (!d->collector || pl__collector_reply(d->collector, frame_id, payload, len) < 0)
-		d->replies_unrouted++;
+	int ret = d->collector ? pl__collector_reply(d->collector, frame_id, payload, len) : -ENOENT;
+
+	if (ret == 0)
+		return;
+	d->replies_unrouted++;
+	if (ret == -ENOSPC)
+		d->replies_ring_full++;
+	else if (ret == -EMSGSIZE)
+		d->replies_too_big++;
+	else
+		d->replies_no_producer++;
 }
 
 static void module_stopped(struct module *m, int ret)
@@ -400,6 +412,9 @@ static int status_json(void *ctx, struct pl_json *j)
 	pl__json_u64(j, "lines", d->producer_lines);
 	pl__json_u64(j, "frames_without_link", d->producer_frames_without_link);
 	pl__json_u64(j, "replies_unrouted", d->replies_unrouted);
+	pl__json_u64(j, "replies_no_producer", d->replies_no_producer);
+	pl__json_u64(j, "replies_ring_full", d->replies_ring_full);
+	pl__json_u64(j, "replies_too_big", d->replies_too_big);
 	pl__json_end_object(j);
 	json_self(j, d);
 	pl__control_get_stats(d->control, &cs);

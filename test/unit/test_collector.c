@@ -347,6 +347,37 @@ static void test_out_of_fds(void)
 		close(waiting[n]);
 }
 
+/* A reply the daemon cannot deliver says why: no such producer, its ring
+ * full for now, or too big for that ring ever (perflinkd counts each). */
+static void test_reply_reasons(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "replies",
+					 .frame_bytes = 256, .reply_bytes = 4096 };
+	static uint8_t big[1 << 20];
+	struct pl_producer_stats st;
+	struct pl_producer *p;
+	int ret = 0, n;
+
+	if (pl_producer_open(&p, &o) < 0) {
+		TAP_OK(0, "a producer for replies");
+		return;
+	}
+	pl_producer_get_stats(p, &st);
+	pthread_mutex_lock(&loop_lock);
+	TAP_OK(pl__collector_reply(collector, PL_PRODUCER_FRAME_ID(st.producer_id + 1000, 1), "x",
+				   1) == -ENOENT, "a reply for a producer that is not there: -ENOENT");
+	TAP_OK(pl__collector_reply(collector, PL_PRODUCER_FRAME_ID(st.producer_id, 1), big,
+				   sizeof(big)) == -EMSGSIZE,
+	       "a reply larger than the producer's ring can ever hold: -EMSGSIZE");
+	for (n = 0; n < 1000 && (ret = pl__collector_reply(collector,
+			PL_PRODUCER_FRAME_ID(st.producer_id, 2), big, 512)) == 0; n++)
+		;
+	pthread_mutex_unlock(&loop_lock);
+	TAP_OK(ret == -ENOSPC && n > 0, "replies the producer does not read fill its ring: "
+	       "-ENOSPC after %d", n);
+	pl_producer_close(p);
+}
+
 /* Whether the loop thread is free within ms (a daemon stuck in a blocking
  * call holds loop_lock for good). */
 static bool loop_answers_within(int ms)
@@ -707,6 +738,7 @@ int main(void)
 	test_keep_every_frame();
 	test_hostile();
 	test_wakeups_unread();
+	test_reply_reasons();
 	test_truncated_memory();
 	test_daemon_gone(&cfg, &sink);
 	test_silent_daemon(dir);
