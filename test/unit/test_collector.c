@@ -476,7 +476,7 @@ static void test_truncated_memory(void)
 					 .frame_bytes = 256 };
 	struct pl_producer_welcome w;
 	struct pl_producer_view v = { 0 };
-	struct pl_producer *good;
+	struct pl_producer *good = NULL;
 	char st[8192];
 	int fd, shm;
 
