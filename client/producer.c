@@ -10,6 +10,7 @@
 #include "producer_fork.h"
 #include "producer_proto.h"
 #include "producer_view.h"
+#include "fd_message.h"
 #include "wire.h"
 
 #include <errno.h>
@@ -103,31 +104,13 @@ static uint32_t clamp_u32(size_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* The welcome, with the memory's fd. A daemon that refused sends none;
- * more than one would not fit the control buffer and is not installed. */
+/* The welcome, with the memory's fd. A daemon that refused sends none. */
 static int receive_welcome(int sock, struct pl_producer_welcome *w, int *shm_fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { w, sizeof(*w) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm;
-	ssize_t n;
+	ssize_t n = pl__recv_fd_message(sock, w, sizeof(*w), MSG_CMSG_CLOEXEC, shm_fd);
 
-	*shm_fd = -1;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(shm_fd, CMSG_DATA(cm), sizeof(int));
-	}
+		return n == -EAGAIN || n == -EWOULDBLOCK ? -ETIMEDOUT : (int)n;
 	if (n != (ssize_t)sizeof(*w) || w->magic != PL_PRODUCER_MAGIC)
 		return -EPROTO;
 	if (w->status < 0)

@@ -8,6 +8,7 @@
 #include "tap.h"
 #include "probe_force.h"
 #include "producer_view.h"
+#include "fd_message.h"
 
 #include "collector.h"
 #include "event_loop.h"
@@ -444,21 +445,14 @@ static void test_wakeups_unread(void)
 /* The welcome and the memory's fd, as the library receives them. */
 static int raw_welcome(int fd, struct pl_producer_welcome *w)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { w, sizeof(*w) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm;
-	int shm = -1;
+	int shm;
 
-	if (recvmsg(fd, &mh, 0) != (ssize_t)sizeof(*w) || w->status < 0)
+	if (pl__recv_fd_message(fd, w, sizeof(*w), 0, &shm) != (ssize_t)sizeof(*w) ||
+	    w->status < 0) {
+		if (shm >= 0)
+			close(shm);
 		return -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&shm, CMSG_DATA(cm), sizeof(int));
+	}
 	return shm;
 }
 
