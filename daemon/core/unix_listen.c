@@ -10,18 +10,26 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* The directory that holds path: "." when path has no '/', "/" for a file
+ * in the root. */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, cap, ".");
+	else if (slash == path)
+		snprintf(dir, cap, "/");
+	else
+		snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
 int pl__dir_trusted(const char *path, const char *what)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	dir_of(path, dir, sizeof(dir));
 	if (stat(dir, &st) < 0) {
 		int err = -errno;
 
@@ -79,13 +87,10 @@ static int take_over_path(const struct sockaddr_un *sun, int type)
 static int make_parent_dir(const char *path)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
+	dir_of(path, dir, sizeof(dir));
+	if (!strcmp(dir, ".") || !strcmp(dir, "/"))
 		return 0;
-	*slash = '\0';
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;

@@ -2,6 +2,7 @@
  * or cannot be read (another user's io without root) is left out of the
  * snapshot, which is what the tracer would have seen. */
 #include "proc_recorder.h"
+#include "whole_write.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,18 +34,7 @@ static int write_file(int dirfd, const char *rel, const char *buf, size_t len)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
+	err = pl__write_record(fd, buf, len);
 	if (close(fd) != 0 && err == 0)
 		err = -errno;
 	return err;

@@ -1,5 +1,6 @@
 /* See usb_link.h. */
 #include "usb_link.h"
+#include "clock.h"
 #include "log.h"
 #include "usb_identity.h"
 
@@ -7,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 #include <libusb.h>
 #include <stdlib.h>
@@ -286,17 +286,9 @@ static void LIBUSB_CALL out_done(struct libusb_transfer *t)
 	free(os);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void disconnect(struct pl_usb_link *l)
 {
-	uint64_t deadline_ns = mono_ns() + CANCEL_WAIT_NS;
+	uint64_t deadline_ns = pl__mono_ns() + CANCEL_WAIT_NS;
 	unsigned k;
 
 	if (!l->dev)
@@ -309,7 +301,7 @@ static void disconnect(struct pl_usb_link *l)
 	for (struct out_send *os = l->out; os; os = os->next)
 		libusb_cancel_transfer(os->t);
 	/* let the cancelled transfers come back before the handle goes */
-	while ((l->in_flight > 0 || l->out_flight > 0) && mono_ns() < deadline_ns) {
+	while ((l->in_flight > 0 || l->out_flight > 0) && pl__mono_ns() < deadline_ns) {
 		struct timeval tv = { 0, 100000 };
 
 		if (libusb_handle_events_timeout_completed(l->usb, &tv, NULL) < 0)
