@@ -93,7 +93,10 @@ static void test_target_closes_all(const char *dir, const char *env_preload,
 	atomic_store(&paused, false);
 	for (int k = 0; k < 3; k++) {
 		char how_arg[4];
-		char *argv[] = { (char *)workload, "peek", "60", "closeall", how_arg, "250", NULL };
+		/* the sleeps let the reporter write what is due on each side of
+		 * the close, so there is a report before it and one after */
+		char *argv[] = { (char *)workload, "peek", "60",  "sleep", "150", "closeall",
+				 how_arg, "250", "sleep", "150", NULL };
 		unsigned before = atomic_load(&lines);
 
 		unlink(out);
@@ -104,6 +107,12 @@ static void test_target_closes_all(const char *dir, const char *env_preload,
 		h_reports_load(&rs, out);
 		for (int i = 0; i < 200 && atomic_load(&lines) - before < rs.n; i++)
 			usleep(10000);
+		TAP_OK(rs.n >= 2 && h_u64(&rs.r[0], "frames") <= 60 &&
+			       h_u64(&rs.r[rs.n - 1], "frames") >= 300,
+		       "its reports come from before the close and after it (%zu, the first at "
+		       "%llu frames, the last at %llu)",
+		       rs.n, rs.n ? (unsigned long long)h_u64(&rs.r[0], "frames") : 0ULL,
+		       rs.n ? (unsigned long long)h_u64(&rs.r[rs.n - 1], "frames") : 0ULL);
 		TAP_OK(rs.n >= 2 && atomic_load(&lines) - before == rs.n,
 		       "and every report reaches perflinkd through it: %u of %zu",
 		       atomic_load(&lines) - before, rs.n);

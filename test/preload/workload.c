@@ -11,6 +11,11 @@
  *   threads T N        two waves of T threads, each doing N peeks
  *   fork N1 N2 N3      N1 peeks, fork: the child does N2 and exits, then N3
  *   exec N1 N2         N1 peeks, then exec itself to do N2 peeks
+ *   closeall HOW N     close every fd from 3 up (HOW: 0 close_range, 1
+ *                      closefrom, 2 a close loop), open files, a pipe and
+ *                      sockets of its own, N peeks, then check them intact
+ *   sleep MS           sleep MS milliseconds (lets the shim's reporter
+ *                      write what is due before the next command)
  *
  * Prints "pid P" first, "child P" for a fork. Exits 0 when every call gave
  * the result the kernel is known to give, 1 otherwise, 77 when the kernel
@@ -30,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SKIP 77
@@ -368,6 +374,13 @@ int main(int argc, char **argv)
 		} else if (strcmp(cmd, "closeall") == 0 && left >= 2) {
 			close_all_then_files(num(argv[i + 1]), num(argv[i + 2]));
 			i += 3;
+		} else if (strcmp(cmd, "sleep") == 0 && left >= 1) {
+			struct timespec ts = { num(argv[i + 1]) / 1000,
+					       (long)(num(argv[i + 1]) % 1000) * 1000000 };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+			i += 2;
 		} else if (strcmp(cmd, "eintr") == 0 && left >= 1) {
 			eintr(num(argv[i + 1]));
 			i += 2;
