@@ -13,6 +13,7 @@
 
 struct pl_host_options {
 	char *tcp;
+	char *tcp_key;
 	long vendor_id, product_id;
 	char *serial;
 	char *reply;

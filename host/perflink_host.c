@@ -49,6 +49,9 @@ static const struct pl_option options[] = {
 	{ "tcp", PL_OPT_STRING, &opt.tcp, 0, 0, "HOST:PORT",
 	  "connect to perflinkd over TCP instead of USB (retried every 0.5 s while refused or "
 	  "after the connection drops)" },
+	{ "tcp-key", PL_OPT_STRING, &opt.tcp_key, 0, 0, "FILE",
+	  "TCP: the pre-shared key (mode 0600, the same file as perflinkd's link-tcp-key-file): "
+	  "the device must prove it holds it, and this host proves it too" },
 	{ "vid", PL_OPT_HEX, &opt.vendor_id, 0, 0xffff, "ID", "USB vendor id of the device" },
 	{ "pid", PL_OPT_HEX, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
 	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "USB: only the device with this serial" },
@@ -154,6 +157,7 @@ static void open_session(struct pl_host *h)
 {
 	const struct pl_host_session_open_config cfg = {
 		.tcp = opt.tcp,
+		.tcp_key_file = opt.tcp_key,
 		.usb = {
 			.vendor_id = (uint16_t)opt.vendor_id,
 			.product_id = (uint16_t)opt.product_id,
@@ -167,7 +171,7 @@ static void open_session(struct pl_host *h)
 	};
 
 	if (pl__host_session_open(&h->session, &cfg) < 0) {
-		/* a bad address was said by the TCP transport */
+		/* a bad address or key was said by the TCP transport */
 		if (opt.tcp)
 			exit(2);
 		pl__fatalx("cannot start libusb");

@@ -46,6 +46,7 @@ struct pl_host_session_hooks {
 
 struct pl_host_session_open_config {
 	const char *tcp;                  /* HOST:PORT: TCP; NULL: USB */
+	const char *tcp_key_file;         /* TCP: the pre-shared key, or NULL */
 	struct pl_usb_link_config usb;    /* USB only */
 	struct pl_latency_table *table;   /* frame_latency round trips; may be NULL */
 	struct pl_telemetry_files *files; /* the other lines by type; may be NULL */

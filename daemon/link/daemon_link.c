@@ -171,6 +171,7 @@ int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const vo
 
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 {
+	struct pl_link_tcp_totals tcp;
 	struct pl_link_stats st;
 
 	pl__link_get_stats(dl->link, &st);
@@ -179,6 +180,18 @@ void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 	pl__json_str(j, "transport", st.transport);
 	if (pl__link_tcp_port(dl->link))
 		pl__json_u64(j, "tcp_port", pl__link_tcp_port(dl->link));
+	if (pl__link_tcp_totals(dl->link, &tcp)) {
+		pl__json_begin_object(j, "tcp");
+		pl__json_str(j, "authentication", tcp.keyed ? "pre-shared key"
+							    : "none (loopback only)");
+		pl__json_u64(j, "connections", tcp.connections);
+		pl__json_u64(j, "replaced", tcp.replaced);
+		pl__json_u64(j, "auth_passed", tcp.auth_passed);
+		pl__json_u64(j, "auth_failed", tcp.auth_failed);
+		pl__json_u64(j, "auth_timed_out", tcp.auth_timed_out);
+		pl__json_u64(j, "auth_evicted", tcp.auth_evicted);
+		pl__json_end_object(j);
+	}
 	pl__json_u64(j, "packet_size", st.packet_size);
 	pl__json_u64(j, "telemetry_sent", dl->telemetry_sent);
 	pl__json_u64(j, "telemetry_dropped", dl->telemetry_dropped);

@@ -448,6 +448,11 @@ bool pl__link_is_up(const struct pl_link *l)
 	return l->up;
 }
 
+bool pl__link_tcp_totals(const struct pl_link *l, struct pl_link_tcp_totals *out)
+{
+	return pl__link_port_tcp_totals(l->port, out);
+}
+
 unsigned pl__link_tcp_port(const struct pl_link *l)
 {
 	return pl__link_port_tcp_bound_port(l->port);

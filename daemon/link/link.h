@@ -26,6 +26,7 @@ struct pl_link;
 
 struct pl_link_config {
 	const char *tcp_listen;      /* "HOST:PORT": the TCP port instead of USB */
+	const char *tcp_key_file;    /* the pre-shared key; NULL: loopback only */
 	const char *ffs_dir;         /* a mounted functionfs instance */
 	bool setup_gadget;           /* make the gadget through configfs first */
 	struct pl_gadget_config gadget;
@@ -78,6 +79,14 @@ struct pl_link_usb_totals {
 	uint64_t reads_requeued_after_epipe;
 };
 
+/* TCP only: who connected and how the handshake went (link_tcp_auth.h). */
+struct pl_link_tcp_totals {
+	bool keyed;                  /* a key is set: every host must prove it */
+	uint64_t connections;        /* admitted as the host */
+	uint64_t replaced;           /* an admitted host displaced by a newer one */
+	uint64_t auth_passed, auth_failed, auth_timed_out, auth_evicted;
+};
+
 struct pl_link_stats {
 	bool up;
 	const char *transport;       /* "usb" or "tcp" */
@@ -121,6 +130,8 @@ bool pl__link_is_up(const struct pl_link *l);
 bool pl__link_frame_fits(const struct pl_link *l, size_t len);
 /* The TCP port listened on (useful with port 0), 0 on USB. */
 unsigned pl__link_tcp_port(const struct pl_link *l);
+/* false when the link is not on TCP. */
+bool pl__link_tcp_totals(const struct pl_link *l, struct pl_link_tcp_totals *out);
 void pl__link_get_stats(const struct pl_link *l, struct pl_link_stats *out);
 void pl__link_close(struct pl_link *l);
 

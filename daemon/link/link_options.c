@@ -11,7 +11,11 @@ void pl__link_settings_init(struct pl_link_settings *s)
 	const struct pl_option table[] = {
 		{ "tcp", PL_OPT_STRING, &s->tcp_listen, 0, 0, "HOST:PORT",
 		  "use the TCP transport instead of USB: listen on HOST:PORT ([V6]:PORT, "
-		  ":PORT for every address) for perflink-host --tcp" },
+		  ":PORT for every address) for perflink-host --tcp; without tcp-key-file "
+		  "only loopback addresses" },
+		{ "tcp-key-file", PL_OPT_STRING, &s->tcp_key_file, 0, 0, "FILE",
+		  "pre-shared key (16 to 1024 bytes, mode 0600) every TCP host must prove it "
+		  "holds before it gets the stream (docs/wire.md)" },
 		{ "ffs-dir", PL_OPT_STRING, &s->ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance (made there with setup-gadget)" },
 		{ "setup-gadget", PL_OPT_BOOL, &s->setup_gadget, 0, 0, NULL,
@@ -65,6 +69,7 @@ const struct pl_option *pl__link_settings_options(struct pl_link_settings *s)
 void pl__link_settings_apply(const struct pl_link_settings *s, struct pl_link_config *cfg)
 {
 	cfg->tcp_listen = s->tcp_listen;
+	cfg->tcp_key_file = s->tcp_key_file;
 	cfg->ffs_dir = s->ffs_dir;
 	cfg->setup_gadget = s->setup_gadget;
 	cfg->gadget.mount_dir = s->ffs_dir;

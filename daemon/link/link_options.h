@@ -11,6 +11,7 @@ struct pl_link_config;
 
 struct pl_link_settings {
 	char *tcp_listen;
+	char *tcp_key_file;
 	char *ffs_dir;
 	bool setup_gadget;
 	long vendor_id, product_id;
@@ -22,7 +23,7 @@ struct pl_link_settings {
 	bool sync;
 	long sync_bytes;
 	double diag_interval_s;
-	struct pl_option table[14];
+	struct pl_option table[15];
 };
 
 void pl__link_settings_init(struct pl_link_settings *s);

@@ -10,6 +10,7 @@
 #ifndef PL_DAEMON_LINK_PORT_H
 #define PL_DAEMON_LINK_PORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -63,5 +64,7 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 			   struct pl_loop *loop, const struct pl_link_port_events *ev, void *ctx);
 /* The port the TCP listener got (for ":0"), 0 if none. */
 unsigned pl__link_port_tcp_bound_port(const struct pl_link_port *p);
+/* false when p is not the TCP port. */
+bool pl__link_port_tcp_totals(const struct pl_link_port *p, struct pl_link_tcp_totals *out);
 
 #endif

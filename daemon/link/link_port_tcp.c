@@ -1,9 +1,14 @@
 /* The TCP port of the link: perflinkd listens, perflink-host connects, and
  * the same padded wire messages flow both ways (docs/wire.md, "TCP").
  *
- * One host at a time. A new connection replaces the current one, the way a
+ * One host at a time. A new host replaces the current one, the way a
  * replugged cable does: a host that lost its connection without the device
  * noticing (a half-open socket) can always come back.
+ *
+ * Who may be the host: with a key (tcp-key-file), only a connection that
+ * proved it holds the key (link_tcp_auth.c); until then it displaces
+ * nobody and sees nothing. Without a key, anyone who can connect, so the
+ * port then listens on loopback addresses only.
  *
  * Sending never blocks the loop: a message goes out with one writev, and
  * what the socket did not take is copied into an output buffer flushed on
@@ -12,6 +17,7 @@
  * kernel, decides when frames are held. */
 #include "link.h"
 #include "link_port.h"
+#include "link_tcp_auth.h"
 #include "clock.h"
 #include "log.h"
 #include "unix_listen.h" /* pl__accept_must_pause */
@@ -53,6 +59,8 @@ struct tcp_port {
 	size_t out_cap, out_start, out_end;
 	uint64_t out_since_ns;    /* when the buffer last became non-empty */
 	uint8_t in[TCP_READ_BYTES];
+
+	struct pl_tcp_auth *auth; /* NULL: no key, loopback only */
 
 	struct pl_link_tx_totals tx;
 	struct pl_link_rx_totals rx;
@@ -252,22 +260,12 @@ static void pause_accepts(struct tcp_port *p, int err)
 		pl__loop_mod_fd(p->listen_watch, EPOLLIN);
 }
 
-static void on_accept(void *ctx, int fd, uint32_t events)
+/* fd is the host from now on: it replaces the one before. */
+static void admit(void *ctx, int c, const char *who)
 {
 	struct tcp_port *p = ctx;
-	int one = 1, sndbuf = TCP_SNDBUF, c;
-	char who[INET6_ADDRSTRLEN + 8] = "?";
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
+	int one = 1, sndbuf = TCP_SNDBUF;
 
-	(void)events;
-	c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (c < 0) {
-		if (pl__accept_must_pause(errno))
-			pause_accepts(p, errno);
-		return;
-	}
-	getnameinfo((struct sockaddr *)&ss, sl, who, sizeof(who), NULL, 0, NI_NUMERICHOST);
 	if (p->conn_fd >= 0) {
 		p->replaced++;
 		pl__log_info_limited(&p->conn_rl,
@@ -285,8 +283,31 @@ static void on_accept(void *ctx, int fd, uint32_t events)
 	p->conn_fd = c;
 	p->conn_events = EPOLLIN;
 	p->connections++;
-	pl__log_info_limited(&p->conn_rl, "link: host connected over TCP from %s", who);
+	pl__log_info_limited(&p->conn_rl, "link: host connected over TCP from %s%s", who,
+			     p->auth ? " (key proved)" : "");
 	p->ev.up(p->ctx, TCP_PACKET_SIZE);
+}
+
+static void on_accept(void *ctx, int fd, uint32_t events)
+{
+	struct tcp_port *p = ctx;
+	char who[INET6_ADDRSTRLEN + 8] = "?";
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int c;
+
+	(void)events;
+	c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (c < 0) {
+		if (pl__accept_must_pause(errno))
+			pause_accepts(p, errno);
+		return;
+	}
+	getnameinfo((struct sockaddr *)&ss, sl, who, sizeof(who), NULL, 0, NI_NUMERICHOST);
+	if (p->auth)
+		pl__tcp_auth_start(p->auth, c, who);
+	else
+		admit(p, c, who);
 }
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses). */
@@ -311,6 +332,19 @@ static int parse_listen(const char *spec, char *host, size_t host_len, char *por
 	return 0;
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 static int open_listener(struct tcp_port *p, const char *spec)
 {
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
@@ -324,10 +358,25 @@ static int open_listener(struct tcp_port *p, const char *spec)
 			      spec);
 		return -EINVAL;
 	}
+	/* Without a key anyone who reaches the port gets the stream and may
+	 * answer for the producers: only this machine may reach it then. */
+	if (!p->auth && !host[0]) {
+		snprintf(host, sizeof(host), "127.0.0.1");
+		pl__log_warnx("link: no tcp-key-file: listening on loopback only (127.0.0.1), "
+			      "not on every address; give the link a key to listen on others");
+	}
 	if ((err = getaddrinfo(host[0] ? host : NULL, port, &hints, &res)) != 0) {
 		pl__log_warnx("link: tcp address \"%s\": %s", spec, gai_strerror(err));
 		return -EINVAL;
 	}
+	for (ai = res; ai && !p->auth; ai = ai->ai_next)
+		if (!is_loopback(ai->ai_addr)) {
+			pl__log_warnx("link: tcp address \"%s\" is not a loopback address, and "
+				      "without tcp-key-file only loopback is allowed: anyone who "
+				      "reaches it would get the stream", spec);
+			freeaddrinfo(res);
+			return -EPERM;
+		}
 	err = -EADDRNOTAVAIL;
 	for (ai = res; ai; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -384,6 +433,7 @@ static void tcp_close(struct pl_link_port *base)
 	if (!p)
 		return;
 	drop_connection(p, "closing");
+	pl__tcp_auth_close(p->auth);
 	pl__loop_remove(p->resume_watch);
 	pl__loop_remove(p->listen_watch);
 	if (p->listen_fd >= 0)
@@ -401,6 +451,26 @@ static const struct pl_link_port_ops tcp_ops = {
 	.totals = tcp_totals,
 	.close = tcp_close,
 };
+
+static int open_auth(struct tcp_port *p, const char *path)
+{
+	struct pl_link_key key;
+	char why[512];
+	int err;
+
+	if (!pl__link_auth_available()) {
+		pl__log_warnx("link: tcp-key-file: this perflinkd was built without libcrypto "
+			      "and cannot authenticate hosts");
+		return -ENOTSUP;
+	}
+	if ((err = pl__link_key_load(&key, path, why, sizeof(why))) < 0) {
+		pl__log_warnx("link: tcp-key-file %s", why);
+		return err;
+	}
+	err = pl__tcp_auth_open(&p->auth, p->loop, &key, admit, p);
+	pl__link_key_wipe(&key);
+	return err;
+}
 
 int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_config *cfg,
 			   struct pl_loop *loop, const struct pl_link_port_events *ev, void *ctx)
@@ -424,12 +494,15 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 		err = -ENOMEM;
 		goto fail;
 	}
+	if (cfg->tcp_key_file && (err = open_auth(p, cfg->tcp_key_file)) < 0)
+		goto fail;
 	if ((err = open_listener(p, cfg->tcp_listen)) < 0)
 		goto fail;
 	if ((err = pl__loop_add_fd(loop, p->listen_fd, EPOLLIN, on_accept, p,
 				   &p->listen_watch)) < 0)
 		goto fail;
-	pl__log_info("link: waiting for the host on tcp port %u", p->bound_port);
+	pl__log_info("link: waiting for the host on tcp port %u%s", p->bound_port,
+		     p->auth ? " (hosts must prove the key)" : "");
 	*out = &p->base;
 	return 0;
 fail:
@@ -442,4 +515,25 @@ unsigned pl__link_port_tcp_bound_port(const struct pl_link_port *base)
 	if (!base || base->ops != &tcp_ops)
 		return 0;
 	return ((const struct tcp_port *)base)->bound_port;
+}
+
+bool pl__link_port_tcp_totals(const struct pl_link_port *base, struct pl_link_tcp_totals *out)
+{
+	const struct tcp_port *p = (const struct tcp_port *)base;
+	struct pl_tcp_auth_totals a = { 0 };
+
+	if (!base || base->ops != &tcp_ops)
+		return false;
+	if (p->auth)
+		pl__tcp_auth_get_totals(p->auth, &a);
+	*out = (struct pl_link_tcp_totals){
+		.keyed = p->auth != NULL,
+		.connections = p->connections,
+		.replaced = p->replaced,
+		.auth_passed = a.passed,
+		.auth_failed = a.failed,
+		.auth_timed_out = a.timed_out,
+		.auth_evicted = a.evicted,
+	};
+	return true;
 }

@@ -1,6 +1,7 @@
 /* See tcp_link.h. */
 #include "tcp_link.h"
 #include "clock.h"
+#include "link_auth.h"
 #include "log.h"
 
 #include <errno.h>
@@ -20,10 +21,12 @@
  * timers (pings, progress, the end of the run) */
 #define READS_PER_POLL 64
 
-enum state { IDLE, CONNECTING, CONNECTED };
+/* AUTHENTICATING: connected, the handshake not done yet (with a key) */
+enum state { IDLE, CONNECTING, AUTHENTICATING, CONNECTED };
 
 /* what was logged last, so each change is said once */
-enum said { SAID_NOTHING, SAID_CONNECTING, SAID_CONNECTED, SAID_FAILED, SAID_LOST };
+enum said { SAID_NOTHING, SAID_CONNECTING, SAID_CONNECTED, SAID_FAILED, SAID_LOST,
+	    SAID_AUTH_FAILED };
 
 struct pl_tcp_link {
 	struct pl_tcp_link_config cfg;
@@ -38,6 +41,15 @@ struct pl_tcp_link {
 	int broken; /* an errno from a write inside a handler; acted on after it */
 	enum said said;
 	int said_errno;
+	const char *said_auth; /* the reason of the last failed handshake said */
+	bool have_key;
+	struct pl_link_key key;
+	/* the handshake: the challenge, then the device's proof */
+	uint8_t auth_in[PL_AUTH_CHALLENGE_BYTES];
+	size_t auth_got, auth_want;
+	uint8_t device_nonce[PL_AUTH_NONCE_BYTES], host_nonce[PL_AUTH_NONCE_BYTES];
+	uint64_t auth_deadline_ns;
+	bool fresh; /* connected without a key; nothing read yet */
 	uint8_t *in;
 	uint8_t *out;
 	size_t out_cap, out_off, out_len;
@@ -101,8 +113,24 @@ int pl__tcp_link_open(struct pl_tcp_link **out, const struct pl_tcp_link_config 
 	if (!l->address || !l->in)
 		goto fail;
 	l->cfg.address = l->address;
+	l->cfg.key_file = NULL;
 	if ((err = resolve(l, cfg->address)) < 0)
 		goto fail;
+	if (cfg->key_file) {
+		char why[512];
+
+		if (!pl__link_auth_available()) {
+			pl__log_warnx("--tcp-key: this perflink-host was built without libcrypto");
+			err = -EINVAL;
+			goto fail;
+		}
+		if (pl__link_key_load(&l->key, cfg->key_file, why, sizeof(why)) < 0) {
+			pl__log_warnx("--tcp-key %s", why);
+			err = -EINVAL;
+			goto fail;
+		}
+		l->have_key = true;
+	}
 	*out = l;
 	return 0;
 fail:
@@ -138,7 +166,11 @@ static void now_connected(struct pl_tcp_link *l)
 {
 	l->state = CONNECTED;
 	l->stats.connects++;
-	pl__log_info("connected to %s", l->address);
+	l->fresh = !l->have_key;
+	/* a device that wants a key is said once, not "connected" each retry */
+	if (l->said != SAID_AUTH_FAILED || l->have_key)
+		pl__log_info("connected to %s%s", l->address,
+			     l->have_key ? " (the device proved the key)" : "");
 	l->said = SAID_CONNECTED;
 	l->h.connected(l->ctx, PL_TCP_PACKET_SIZE);
 }
@@ -154,6 +186,92 @@ static void lost(struct pl_tcp_link *l, const char *why)
 		      l->cfg.retry_ms / 1000.0);
 	l->said = SAID_LOST;
 	l->h.disconnected(l->ctx);
+}
+
+/* The handshake failed: close and try again later, like a refused
+ * connection, saying each reason once. */
+static void auth_failed(struct pl_tcp_link *l, const char *why)
+{
+	bool was_connected = l->state == CONNECTED;
+
+	close_fd(l);
+	l->state = IDLE;
+	l->stats.failed_auths++;
+	l->next_attempt_ns = pl__mono_ns() + (uint64_t)l->cfg.retry_ms * 1000000u;
+	if (l->said != SAID_AUTH_FAILED || l->said_auth != why)
+		pl__log_warnx("%s: %s; retrying every %.1f s", l->address, why,
+			      l->cfg.retry_ms / 1000.0);
+	l->said = SAID_AUTH_FAILED;
+	l->said_auth = why;
+	if (was_connected)
+		l->h.disconnected(l->ctx);
+}
+
+static void start_auth(struct pl_tcp_link *l)
+{
+	l->state = AUTHENTICATING;
+	l->auth_got = 0;
+	l->auth_want = PL_AUTH_CHALLENGE_BYTES;
+	l->auth_deadline_ns = pl__mono_ns() + (uint64_t)PL_AUTH_TIMEOUT_MS * 1000000u;
+}
+
+/* Connected, or the handshake when there is a key. */
+static void transport_up(struct pl_tcp_link *l)
+{
+	if (l->have_key)
+		start_auth(l);
+	else
+		now_connected(l);
+}
+
+static const char *const auth_no_challenge =
+	"the device sent no challenge: it has no link-tcp-key-file, and with --tcp-key only a "
+	"device that proves the key is trusted";
+
+/* Read what the handshake still needs, no more: what follows is the link's. */
+static void auth_step(struct pl_tcp_link *l)
+{
+	uint8_t response[PL_AUTH_RESPONSE_BYTES];
+	ssize_t n;
+
+	do
+		n = recv(l->fd, l->auth_in + l->auth_got, l->auth_want - l->auth_got, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		auth_failed(l, l->auth_want == PL_AUTH_CHALLENGE_BYTES
+			       ? "the device closed the connection before its challenge"
+			       : "the device refused this host's proof (wrong key?)");
+		return;
+	}
+	l->auth_got += (size_t)n;
+	if (l->auth_want == PL_AUTH_CHALLENGE_BYTES && l->auth_got >= PL_AUTH_MAGIC_BYTES &&
+	    memcmp(l->auth_in, PL_AUTH_MAGIC, PL_AUTH_MAGIC_BYTES) != 0) {
+		auth_failed(l, auth_no_challenge);
+		return;
+	}
+	if (l->auth_got < l->auth_want)
+		return;
+	if (l->auth_want == PL_AUTH_CHALLENGE_BYTES) {
+		pl__link_auth_read_challenge(l->auth_in, l->device_nonce);
+		if (pl__link_auth_nonce(l->host_nonce) < 0 ||
+		    pl__link_auth_response(response, &l->key, l->device_nonce, l->host_nonce) < 0 ||
+		    send(l->fd, response, sizeof(response), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+			    (ssize_t)sizeof(response)) {
+			auth_failed(l, "cannot answer the device's challenge");
+			return;
+		}
+		l->auth_got = 0;
+		l->auth_want = PL_AUTH_PROOF_BYTES;
+		return;
+	}
+	if (!pl__link_auth_check(&l->key, PL_AUTH_DEVICE, l->device_nonce, l->host_nonce,
+				 l->auth_in)) {
+		auth_failed(l, "the device's proof does not check: it does not hold this key");
+		return;
+	}
+	now_connected(l);
 }
 
 static void start_connect(struct pl_tcp_link *l)
@@ -177,7 +295,7 @@ static void start_connect(struct pl_tcp_link *l)
 		r = connect(l->fd, (struct sockaddr *)&l->addr, l->addr_len);
 	while (r < 0 && errno == EINTR);
 	if (r == 0) {
-		now_connected(l);
+		transport_up(l);
 	} else if (errno == EINPROGRESS) {
 		l->state = CONNECTING;
 	} else {
@@ -300,6 +418,12 @@ static void read_some(struct pl_tcp_link *l)
 			lost(l, "closed by the device");
 			return;
 		}
+		if (l->fresh && (size_t)n >= PL_AUTH_MAGIC_BYTES &&
+		    memcmp(l->in, PL_AUTH_MAGIC, PL_AUTH_MAGIC_BYTES) == 0) {
+			auth_failed(l, "the device asks for a key: give --tcp-key FILE");
+			return;
+		}
+		l->fresh = false;
 		l->stats.bytes += (uint64_t)n;
 		l->h.data(l->ctx, l->in, (size_t)n);
 	}
@@ -319,6 +443,17 @@ int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 		if (l->next_attempt_ns > now && wait_ms < (uint64_t)timeout_ms)
 			timeout_ms = (int)wait_ms;
 	} else {
+		if (l->state == AUTHENTICATING) {
+			uint64_t wait_ms;
+
+			if (now >= l->auth_deadline_ns) {
+				auth_failed(l, "the device did not finish the handshake in time");
+				return 0;
+			}
+			wait_ms = (l->auth_deadline_ns - now + 999999) / 1000000;
+			if (timeout_ms < 0 || wait_ms < (uint64_t)timeout_ms)
+				timeout_ms = (int)wait_ms;
+		}
 		p.fd = l->fd;
 		p.events = l->state == CONNECTING ? POLLOUT : POLLIN;
 		if (l->state == CONNECTED && l->out_len)
@@ -338,7 +473,12 @@ int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 		if (err)
 			connect_failed(l, err);
 		else
-			now_connected(l);
+			transport_up(l);
+		return 0;
+	}
+	if (l->state == AUTHENTICATING) {
+		if (p.revents & (POLLIN | POLLHUP | POLLERR))
+			auth_step(l);
 		return 0;
 	}
 	if (p.revents & POLLOUT)
@@ -370,6 +510,7 @@ void pl__tcp_link_close(struct pl_tcp_link *l)
 	if (!l)
 		return;
 	close_fd(l);
+	pl__link_key_wipe(&l->key);
 	free(l->out);
 	free(l->in);
 	free(l->address);

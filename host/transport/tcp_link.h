@@ -6,7 +6,11 @@
  * Non-blocking socket and poll(); TCP_NODELAY, since replies are
  * latency-critical and small. A message the socket does not take at once is
  * buffered (at most out_limit_bytes; a message that does not fit whole is
- * dropped and counted, never cut). The shape mirrors usb_link.h. */
+ * dropped and counted, never cut). The shape mirrors usb_link.h.
+ *
+ * With a key the connection counts as made only after the handshake of
+ * docs/wire.md "TCP authentication"; a handshake that fails is logged once
+ * by its reason and retried like a refused connection. */
 #ifndef PL_HOST_TCP_LINK_H
 #define PL_HOST_TCP_LINK_H
 
@@ -20,6 +24,10 @@ struct pl_tcp_link;
 
 struct pl_tcp_link_config {
 	const char *address;    /* HOST:PORT, [IPV6]:PORT */
+	/* The pre-shared key's file (common/auth/link_auth.h): the device must
+	 * prove it holds the key, and this host proves it too, before any
+	 * message. NULL: no key; a device that asks for one is refused. */
+	const char *key_file;
 	unsigned retry_ms;      /* between connection attempts */
 	size_t out_limit_bytes; /* replies buffered, at least one largest message */
 };
@@ -32,12 +40,14 @@ struct pl_tcp_link_handlers {
 
 struct pl_tcp_link_stats {
 	uint64_t connects, disconnects, failed_connects, bytes;
+	uint64_t failed_auths; /* handshakes that did not prove both sides */
 	uint64_t sent_messages, dropped_messages, failed_sends;
 	size_t max_buffered;
 };
 
-/* Resolves the address (numeric or a name) once. 0, -EINVAL (bad
- * address; logged) or -errno. Connecting starts in the first poll. */
+/* Resolves the address (numeric or a name) once and loads the key. 0,
+ * -EINVAL (bad address or key; logged) or -errno. Connecting starts in the
+ * first poll. */
 int pl__tcp_link_open(struct pl_tcp_link **out, const struct pl_tcp_link_config *cfg,
 		      const struct pl_tcp_link_handlers *h, void *ctx);
 /* Connect, read, write for up to timeout_ms. 0, or a negative errno for

@@ -34,6 +34,7 @@ int pl__host_transport_open(struct pl_host_transport **out,
 	if (cfg->tcp) {
 		struct pl_tcp_link_config tc = {
 			.address = cfg->tcp,
+			.key_file = cfg->tcp_key_file,
 			.retry_ms = cfg->tcp_retry_ms,
 			.out_limit_bytes = cfg->tcp_out_limit_bytes,
 		};

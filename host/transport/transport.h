@@ -16,6 +16,7 @@ struct pl_host_transport;
 
 struct pl_host_transport_config {
 	const char *tcp;                /* HOST:PORT: TCP; NULL: USB */
+	const char *tcp_key_file;       /* TCP only: the pre-shared key */
 	struct pl_usb_link_config usb;  /* USB only */
 	unsigned tcp_retry_ms;          /* TCP only */
 	size_t tcp_out_limit_bytes;     /* TCP only */

@@ -1,8 +1,9 @@
-# Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh;
+# Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh,
+# test/daemon/test_tcp_auth.sh;
 # test_daemon_gone.sh takes only check):
-# TAP checks, and a perflinkd with its link on a free local TCP port.
-# Needs $perflinkd, $perflink and $d (a scratch directory) set, and $st
-# (the last status) for finish; sets $dpid and $port.
+# TAP checks, a scratch directory, and a perflinkd with its link on a free
+# local TCP port. Needs $perflinkd and $perflink set, $d (from scratch_dir or
+# the test's own), and $st (the last status) for finish; sets $dpid and $port.
 
 n=0 failed=0
 check() { # description, then a shell condition
@@ -15,14 +16,25 @@ check() { # description, then a shell condition
 	fi
 }
 diag() { sed 's/^/# /' "$@"; }
+
+# $d, made afresh, and removed at exit after the processes whose pids are in
+# $dpid (perflinkd), $hpid (the host), $ppid (a producer), $opid (another)
+# are stopped.
+dpid= hpid= ppid= opid=
+scratch_dir() { # a name for it
+	d=$(mktemp -d "${TMPDIR:-/tmp}/pl-$1-XXXXXX")
+	trap 'for pid in $hpid $ppid $opid $dpid; do kill "$pid" 2>/dev/null; done
+	      wait 2>/dev/null; rm -rf "$d"' EXIT
+}
 status() { "$perflink" status --json --socket "$d/control" 2>/dev/null; }
 
-# perflinkd --link-tcp 127.0.0.1:0 in the background; waits for its port
-# (a failed check and exit when it never says one).
+# perflinkd --link-tcp 127.0.0.1:0 in the background, with any more
+# options given; waits for its port (a failed check and exit when it never
+# says one).
 start_daemon_tcp() {
 	: >"$d/empty.conf"
 	"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
-		--pidfile "" --link --link-tcp 127.0.0.1:0 2>"$d/daemon.err" &
+		--pidfile "" --link --link-tcp 127.0.0.1:0 "$@" 2>"$d/daemon.err" &
 	dpid=$!
 	port=
 	for _ in $(seq 100); do

@@ -16,17 +16,9 @@
 set -u
 perflinkd=$1 perflink=$2 host=$3 producer=$4 shim=$5 capture=$6 stages=$7 renderer=$8
 frames=60
-d=$(mktemp -d "${TMPDIR:-/tmp}/pl-e2e-tcp-XXXXXX")
-dpid= hpid=
-cleanup() {
-	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$d"
-}
-trap cleanup EXIT
 
 . "$(dirname "$0")/tcp_link_lib.sh"
+scratch_dir e2e-tcp
 start_daemon_tcp
 
 "$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &

@@ -10,16 +10,9 @@
 set -u
 perflinkd=$1 perflink=$2 host=$3 producer=$4
 frames=200
-d=$(mktemp -d "${TMPDIR:-/tmp}/pl-keep-XXXXXX")
-dpid= hpid= ppid=
-cleanup() {
-	for pid in $hpid $ppid $dpid; do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$d"
-}
-trap cleanup EXIT
 
 . "$(dirname "$0")/tcp_link_lib.sh"
+scratch_dir keep-every-frame
 start_daemon_tcp
 
 # No host yet: the producer's frames wait, it blocks on its slots.
