@@ -2,6 +2,9 @@
 #include "whole_write.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,4 +50,25 @@ int pl__write_record(int fd, const void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+int pl__append_record(int fd, const void *buf, size_t len)
+{
+	struct rlimit fsize;
+	off_t end;
+	int r;
+
+	do
+		r = flock(fd, LOCK_EX);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	end = pl__file_length(fd);
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    (end < 0 || (uint64_t)end + len > (uint64_t)fsize.rlim_cur))
+		r = -EFBIG;
+	else
+		r = pl__write_record(fd, buf, len);
+	flock(fd, LOCK_UN);
+	return r;
 }

@@ -13,6 +13,14 @@
 
 /* 0, or -errno with nothing of the record left in the file. */
 int pl__write_record(int fd, const void *buf, size_t len);
+/* The same for a file several processes append to (O_APPEND: the preload
+ * library's reports of every process it is in): under an exclusive flock
+ * for the record's time, so that taking back a partial record cannot cut
+ * another process's record, which every writer of the file must take too.
+ * A record that would pass the process's RLIMIT_FSIZE is not written
+ * (-EFBIG): writing it would raise SIGXFSZ, whose default kills the
+ * process, and the process here is somebody else's program. */
+int pl__append_record(int fd, const void *buf, size_t len);
 /* The file's length, for pl__truncate_to after a record that was not whole
  * (stdio writers, whose records reach the file in their own time); -1 if
  * it cannot be known. */

@@ -7,6 +7,7 @@
 #include "reporter.h"
 #include "stages.h"
 #include "stats.h"
+#include "whole_write.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -313,33 +314,28 @@ static void write_sites(unsigned stage, const char *prefix, struct syslog_conn *
 
 static void append_file(const char *text)
 {
-	size_t len = strlen(text), off = 0;
 	/* O_NOFOLLOW: a link planted where the file goes (/tmp) must not make
 	 * a target running as root append to the file it points to */
 	int fd = open(settings.out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
 		      0644);
+	int err;
 
-	if (fd < 0)
+	if (fd < 0) {
+		err = errno;
 		goto fail;
-	/* one write per line: O_APPEND keeps lines of several processes whole */
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			goto fail;
-		}
-		off += (size_t)w;
 	}
-	if (close(fd) < 0 && errno != EINTR)
-		goto fail;
-	return;
+	/* the line whole or not at all, whatever other processes append
+	 * (whole_write.h); never past RLIMIT_FSIZE (SIGXFSZ would kill the
+	 * target) */
+	err = -pl__append_record(fd, text, strlen(text));
+	if (close(fd) < 0 && errno != EINTR && !err)
+		err = errno;
+	if (!err)
+		return;
 fail:
 	if (!warned_out) {
 		warned_out = true;
-		pl__diag("%s: cannot append a report (error %d)", settings.out_path, errno);
+		pl__diag("%s: cannot append a report (error %d)", settings.out_path, err);
 	}
 }
 

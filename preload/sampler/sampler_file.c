@@ -6,6 +6,7 @@
  * descriptor, and a kept fd could be reused under us. */
 #include "sampler.h"
 #include "real.h"
+#include "whole_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,22 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 int pl__rotating_append(const char *path, const char *text, size_t len, uint32_t cap)
 {
@@ -55,7 +40,7 @@ int pl__rotating_append(const char *path, const char *text, size_t len, uint32_t
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, text, len);
+	r = pl__append_record(fd, text, len); /* whole, never past RLIMIT_FSIZE */
 	if (pl__real.close(fd) < 0 && r == 0 && errno != EINTR)
 		r = -errno;
 	return r;

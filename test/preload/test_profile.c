@@ -12,6 +12,7 @@
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,6 +617,48 @@ static void test_before_constructor(void)
 	h_run_free(&r);
 }
 
+/* A target with a file size limit (RLIMIT_FSIZE) whose reports would pass
+ * it: the target must not die of SIGXFSZ (its default action) for the
+ * shim's writes, and the file keeps whole lines only, within the limit. */
+static void test_out_file_limit(void)
+{
+	char limited[320], env_limited[400];
+	char *argv[] = { (char *)"/usr/bin/prlimit", (char *)"--fsize=4000", (char *)workload,
+			 (char *)"peek", (char *)"3000", NULL };
+	const char *extra[] = { env_limited, NULL };
+	struct h_reports rs;
+	struct h_run r;
+	char *text;
+	size_t len;
+
+	if (access(argv[0], X_OK) != 0) {
+		TAP_SKIP("no /usr/bin/prlimit");
+		TAP_SKIP("no /usr/bin/prlimit");
+		return;
+	}
+	/* as a shell leaves it (meson's Python ignores it, and children
+	 * inherit an ignored signal) */
+	signal(SIGXFSZ, SIG_DFL);
+	snprintf(limited, sizeof(limited), "%s/limited.jsonl", dir);
+	snprintf(env_limited, sizeof(env_limited), "PERFLINK_PROFILE_OUT=%s", limited);
+	unlink(limited);
+	profile(&r, argv, extra);
+	TAP_OK(r.status == 0 && h_count(r.err, "cannot append a report") == 1,
+	       "a 4000-byte file size limit and 120 reports due: the target exits 0, not killed by "
+	       "SIGXFSZ (status %d), said once: %s", r.status, h_oneline(r.err));
+	text = test_read_file(limited);
+	len = text ? strlen(text) : 0;
+	h_reports_load(&rs, limited);
+	TAP_OK(len > 0 && len <= 4000 && text[len - 1] == '\n' && rs.n >= 1 &&
+		       h_count(text, "\n") == rs.n,
+	       "the file has whole lines only (%zu bytes, %zu reports that parse, %u lines)", len,
+	       rs.n, text ? h_count(text, "\n") : 0);
+	h_reports_free(&rs);
+	free(text);
+	h_run_free(&r);
+	unlink(limited);
+}
+
 int main(void)
 {
 	shim = getenv("PL_PRELOAD_LIB");
@@ -639,6 +682,7 @@ int main(void)
 	test_exec();
 	test_syslog();
 	test_bad_config();
+	test_out_file_limit();
 	test_dormant();
 	test_before_constructor();
 	h_rmdir(dir);
