@@ -8,7 +8,12 @@
  * sampler_signal.c (timer and handler), sampler_stacks.c (aggregation),
  * sampler_report.c (text and folded stacks), sampler_file.c (the rotating
  * files), sampler_thread.c (the thread and its life); sampler_off.c
- * replaces the libunwind-dependent ones in a build without libunwind. */
+ * replaces the libunwind-dependent ones in a build without libunwind.
+ *
+ * The libunwind-dependent files are the sampler module,
+ * libperflink-sampler.so, loaded only when the sampler is on
+ * (sampler_module.h: sampler_loader.c in the shim, sampler_module_glue.c
+ * in the module); sampler_frames.c and sampler_hooks.c stay in the shim. */
 #ifndef PL_PRELOAD_SAMPLER_H
 #define PL_PRELOAD_SAMPLER_H
 
@@ -25,8 +30,14 @@
 extern int pl__sampler_on;
 
 /* Set by the swap hooks around the real call on every thread; the signal
- * handler reads it to count a sample as idle. */
+ * handler reads it (through pl__in_swap_now, from the module) to count a
+ * sample as idle. */
 extern __thread int pl__in_swap __attribute__((tls_model("initial-exec")));
+int pl__in_swap_now(void);
+/* pl__sampler_on, for the module (sampler_module.h), which cannot reach
+ * the shim's variables. */
+bool pl__sampler_is_on(void);
+void pl__sampler_set_on(bool on);
 
 /* Swap hooks, on the swapping thread: async-signal-safe, no locks. The
  * first thread that swaps becomes the render thread unless a thread name
@@ -48,7 +59,8 @@ void pl__frames_read(unsigned long *frames, unsigned long *render_us);
 
 void pl__frames_init(const char *thread_name);
 
-/* --- the sampler proper (sampler_thread.c, or sampler_off.c) ----------- */
+/* --- the sampler proper: sampler_thread.c in the sampler module, reached
+ * through sampler_loader.c in the shim; sampler_off.c without libunwind -- */
 
 /* Constructor: start the sampler when s asks for it; says why not when it
  * cannot. */

@@ -37,6 +37,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int pl__in_swap_now(void)
+{
+	return pl__in_swap;
+}
+
+bool pl__sampler_is_on(void)
+{
+	return __atomic_load_n(&pl__sampler_on, __ATOMIC_ACQUIRE) != 0;
+}
+
+void pl__sampler_set_on(bool on)
+{
+	__atomic_store_n(&pl__sampler_on, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
 void pl__frames_init(const char *thread_name)
 {
 	by_name = thread_name && thread_name[0];

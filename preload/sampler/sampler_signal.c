@@ -241,7 +241,7 @@ static void handler(int sig, siginfo_t *info, void *uc)
 		return;
 	s = pl__ring_claim();
 	if (s) {
-		s->idle = pl__in_swap != 0;
+		s->idle = pl__in_swap_now() != 0;
 		unwind_into(s, uc);
 		pl__ring_commit();
 	}

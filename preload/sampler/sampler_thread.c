@@ -204,7 +204,7 @@ static void *sampler_main(void *unused)
 		woken = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
 		now = mono_ns();
 		pthread_mutex_lock(&lock);
-		if (__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED)) {
+		if (pl__sampler_is_on()) {
 			maybe_arm();
 			drain_ring();
 			if (now - stats_start_ns >= STATS_NS)
@@ -228,7 +228,7 @@ static void *sampler_main(void *unused)
 static void fork_child(void)
 {
 	/* no thread and no timer here: the hooks forward and nothing more */
-	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
+	pl__sampler_set_on(false);
 	/* nor the parent's connection to perflinkd (idempotent: the profiler's
 	 * fork handler may have let go of it already) */
 	pl__report_daemon_fork_child();
@@ -281,21 +281,21 @@ void pl__sampler_start(const struct pl_settings *s)
 #ifdef __GLIBC__
 	pthread_setname_np(tid, "perflink-sample");
 #endif
-	__atomic_store_n(&pl__sampler_on, 1, __ATOMIC_RELEASE);
+	pl__sampler_set_on(true);
 }
 
 void pl__sampler_finish(void)
 {
 	struct timespec deadline;
 
-	if (!__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED))
+	if (!pl__sampler_is_on())
 		return;
 	/* a write stuck in writeback must not hold the exit for long */
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 3;
 	if (pthread_mutex_timedlock(&lock, &deadline) != 0)
 		return;
-	__atomic_store_n(&pl__sampler_on, 0, __ATOMIC_RELAXED);
+	pl__sampler_set_on(false);
 	pl__signal_disarm();
 	pl__stacks_exiting();
 	update_stats(mono_ns());

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define TOLERANCE 3.0 /* percentage points */
 
@@ -363,6 +364,54 @@ static void test_no_out(void)
 	h_run_free(&r);
 }
 
+/* What the shim loads (sampler/sampler_module.h): libunwind, libdw and the
+ * sampler module only when the sampler is on; dormant or only profiling,
+ * none of them. A shim whose module is missing says so once, and the
+ * program runs. */
+static void test_loads_only_when_on(void)
+{
+	char env_lib[300], lone[300], env_lone[400], *argv[] = { (char *)"/bin/cat",
+								 (char *)"/proc/self/maps", NULL };
+	const char *dormant[] = { env_lib, NULL };
+	const char *profiling[] = { env_lib, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_SYSLOG=off",
+				    NULL };
+	const char *sampling[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null",
+				   NULL };
+	const char *lone_env[] = { env_lone, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null",
+				   NULL };
+	struct h_run r;
+
+	snprintf(env_lib, sizeof(env_lib), "LD_PRELOAD=%s", preload_lib);
+	TAP_OK(h_run(&r, argv, dormant) == 0 && r.status == 0 && strstr(r.out, "libperflink-preload") &&
+		       !strstr(r.out, "libunwind") && !strstr(r.out, "libdw") &&
+		       !strstr(r.out, "libperflink-sampler"),
+	       "dormant: the shim is loaded, libunwind, libdw and the sampler module are not");
+	h_run_free(&r);
+	TAP_OK(h_run(&r, argv, profiling) == 0 && r.status == 0 && !strstr(r.out, "libunwind") &&
+		       !strstr(r.out, "libdw") && !strstr(r.out, "libperflink-sampler"),
+	       "profiling only: none of them either");
+	h_run_free(&r);
+	TAP_OK(h_run(&r, argv, sampling) == 0 && r.status == 0 && strstr(r.out, "libunwind") &&
+		       strstr(r.out, "libperflink-sampler"),
+	       "PERFLINK_SAMPLE=1: the sampler module and libunwind are loaded");
+	h_run_free(&r);
+
+	/* the shim alone in a directory of its own */
+	path_in(lone, sizeof(lone), "libperflink-preload.so");
+	snprintf(env_lone, sizeof(env_lone), "LD_PRELOAD=%s", lone);
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", preload_lib, lone);
+		TAP_OK(system(cmd) == 0, "a copy of the shim without its module");
+	}
+	TAP_OK(run(&r, "0.3", NULL, lone_env) == 0 && r.status == 0 &&
+		       h_count(r.err, "cannot load the sampler") == 1,
+	       "its module missing: said once, the program runs: %s", h_oneline(r.err));
+	h_run_free(&r);
+	unlink(lone);
+}
+
 int main(int argc, char **argv)
 {
 	char env_lib[300];
@@ -387,6 +436,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_bare();
+	test_loads_only_when_on();
 	test_no_out();
 	test_own_handler();
 	test_shares();
