@@ -72,6 +72,7 @@ static int open_session(struct plh_host *h, const struct plh_options *o)
 {
 	const struct pl_host_session_open_config cfg = {
 		.tcp = o->tcp,
+		.tcp_key_file = o->tcp_key_file,
 		.usb = {
 			.vendor_id = o->vid ? o->vid : PL_USB_VENDOR_ID,
 			.product_id = o->pid ? o->pid : PL_USB_PRODUCT_ID,

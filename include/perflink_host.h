@@ -63,11 +63,21 @@ struct plh_options {
 	uint16_t vid, pid;
 	/* USB: only the device with this serial number; NULL: the first. */
 	const char *serial;
+	/* TCP: the pre-shared key's file, as perflinkd's link-tcp-key-file
+	 * (mode 0600; docs/wire.md "TCP authentication"): the device must prove
+	 * it holds the key, and the host proves it too. NULL: no key, and a
+	 * device that asks for one is refused. plh_open fails with -EINVAL
+	 * when the file cannot be used (the reason is logged). (Added in
+	 * 1.1.0, in the first reserved slot.) */
+	union {
+		const char *tcp_key_file;
+		uint64_t reserved_tcp_key_file;
+	};
 	/* Zero (as "= { ... }" leaves it): room for options to come, so the
 	 * struct keeps its size. plh_open refuses a nonzero one (-EINVAL): a
 	 * program built against a newer perflink_host.h asked for something
 	 * this library does not do. */
-	uint64_t reserved[8];
+	uint64_t reserved[7];
 };
 
 /* One frame that passed every check. frame points at its len bytes, valid

@@ -211,6 +211,9 @@ static void run_library(void)
 	TAP_OK(plh_open(&h, &o) == -EINVAL,
 	       "an option this library does not know (reserved not zero): -EINVAL");
 	o.reserved[0] = 0;
+	o.tcp_key_file = "/proc/self/status"; /* mode 0444: others may read it */
+	TAP_OK(plh_open(&h, &o) == -EINVAL, "a key file others can read: -EINVAL");
+	o.tcp_key_file = NULL;
 
 	lfd = fake_listen(&port);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
