@@ -69,6 +69,9 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	for (int e = PL_WIRE_BAD_MAGIC + 1; e < PL_WIRE_ERROR_COUNT; e++)
 		pl__json_u64(j, pl__wire_error_name((enum pl_wire_error)e), st->rx_errors[e]);
 	pl__json_end_object(j);
+	/* well-formed REPLYs not passed to a producer (docs/wire.md) */
+	pl__json_u64(j, "replies_never_sent", st->replies_never_sent);
+	pl__json_u64(j, "replies_repeated", st->replies_repeated);
 	pl__json_end_object(j);
 }
 

@@ -25,7 +25,7 @@ struct queued_msg {
 struct pl_link {
 	struct pl_link_config cfg;
 	/* a TCP host may connect in a loop: each line once a second at most */
-	struct pl__ratelimit up_rl, down_rl;
+	struct pl__ratelimit up_rl, down_rl, reply_rl;
 	/* what the host sent that did not check, said at most once a second */
 	struct pl__ratelimit malformed_rl;
 	uint64_t malformed_said[PL_WIRE_ERROR_COUNT];
@@ -217,6 +217,22 @@ static void say_malformed(struct pl_link *l)
 	}
 }
 
+static void reply_dropped(struct pl_link *l, const struct pl_wire_header *hdr,
+			  enum pl_latency_match m)
+{
+	if (m == PL_LATENCY_REPEATED)
+		l->stats.replies_repeated++;
+	else
+		l->stats.replies_never_sent++;
+	pl__log_warnx_limited(&l->reply_rl,
+			      "link: a reply from the host to frame %llu dropped: %s",
+			      (unsigned long long)hdr->frame_id,
+			      m == PL_LATENCY_REPEATED
+				      ? "that frame was answered already"
+				      : "no such frame among the last frames sent on this "
+					"connection");
+}
+
 static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 {
 	struct pl_link *l = ctx;
@@ -237,10 +253,18 @@ static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 				continue;
 			}
 			if (hdr.type == PL_MSG_REPLY) {
-				if (pl__latency_reply(&l->latency, hdr.frame_id, now, &rtt))
-					l->stats.replies_matched++;
+				enum pl_latency_match m =
+					pl__latency_reply(&l->latency, hdr.frame_id, now, &rtt);
+
 				if (pl__latency_batch_full(&l->latency))
 					send_latency_batch(l);
+				if (m != PL_LATENCY_MATCHED) {
+					/* a producer gets answers only to frames it
+					 * sent, and one each */
+					reply_dropped(l, &hdr, m);
+					continue;
+				}
+				l->stats.replies_matched++;
 			}
 			if (l->h.message)
 				l->h.message(l->ctx, &hdr, payload);
@@ -312,7 +336,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 	if (!l)
 		return -ENOMEM;
 	l->cfg = *cfg;
-	l->up_rl = l->down_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
+	l->up_rl = l->down_rl = l->reply_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->malformed_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->loop = loop;
 	l->h = *h;

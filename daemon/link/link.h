@@ -104,6 +104,9 @@ struct pl_link_stats {
 	uint64_t rx_errors[PL_WIRE_ERROR_COUNT];
 	uint64_t rx_skipped_bytes;
 	uint64_t pings, replies_matched;
+	/* replies not passed on: to a frame not among the last 4096 sent on
+	 * the connection, or a second reply to one */
+	uint64_t replies_never_sent, replies_repeated;
 	uint64_t hash_ns;            /* spent computing payload checksums */
 	uint64_t last_rtt_ns, max_rtt_ns, latency_dropped;
 };

@@ -17,8 +17,8 @@ void pl__latency_sent(struct pl_latency *lt, uint64_t frame_id, uint64_t send_ns
 		lt->count++;
 }
 
-bool pl__latency_reply(struct pl_latency *lt, uint64_t frame_id, uint64_t reply_ns,
-		       uint64_t *rtt_ns)
+enum pl_latency_match pl__latency_reply(struct pl_latency *lt, uint64_t frame_id,
+					uint64_t reply_ns, uint64_t *rtt_ns)
 {
 	/* Replies come in order, so the frame is almost always the oldest
 	 * unanswered one near the newest end: search from the newest back. */
@@ -28,7 +28,11 @@ bool pl__latency_reply(struct pl_latency *lt, uint64_t frame_id, uint64_t reply_
 
 		if (s->frame_id != frame_id)
 			continue;
-		if (s->answered || reply_ns < s->send_ns)
+		if (s->answered) {
+			lt->repeated++;
+			return PL_LATENCY_REPEATED;
+		}
+		if (reply_ns < s->send_ns)
 			break;
 		s->answered = true;
 		*rtt_ns = reply_ns - s->send_ns;
@@ -44,10 +48,10 @@ bool pl__latency_reply(struct pl_latency *lt, uint64_t frame_id, uint64_t reply_
 		} else {
 			lt->dropped++;
 		}
-		return true;
+		return PL_LATENCY_MATCHED;
 	}
 	lt->unmatched++;
-	return false;
+	return PL_LATENCY_UNKNOWN;
 }
 
 bool pl__latency_batch_full(const struct pl_latency *lt)

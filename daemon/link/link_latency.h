@@ -5,8 +5,10 @@
  * (both times the device's CLOCK_MONOTONIC), so perflink-host can write the
  * true round trip next to what it measured itself (docs/wire.md, "Latency").
  *
- * Bounded: the last PL_LATENCY_FRAMES frames are remembered; a reply to an
- * older one, or a second reply, is not counted. Not thread-safe. */
+ * Bounded: the last PL_LATENCY_FRAMES frames of the connection are
+ * remembered. A reply to a frame not among them (never sent, or sent
+ * longer ago) or a second reply to one is not a round trip: the link drops
+ * it (docs/wire.md, "Replies"). Not thread-safe. */
 #ifndef PL_DAEMON_LINK_LATENCY_H
 #define PL_DAEMON_LINK_LATENCY_H
 
@@ -29,16 +31,21 @@ struct pl_latency {
 	unsigned count; /* how many of sent[] are valid */
 	uint64_t batch[PL_LATENCY_BATCH][3];
 	unsigned batch_len;
-	uint64_t replies, unmatched, dropped;
+	uint64_t replies, unmatched, repeated, dropped;
 	uint64_t last_rtt_ns, max_rtt_ns;
 };
 
 void pl__latency_reset(struct pl_latency *lt);
 void pl__latency_sent(struct pl_latency *lt, uint64_t frame_id, uint64_t send_ns);
-/* A reply to frame_id arrived at reply_ns. true when it matched a frame sent
- * and not yet answered (and *rtt_ns is set). */
-bool pl__latency_reply(struct pl_latency *lt, uint64_t frame_id, uint64_t reply_ns,
-		       uint64_t *rtt_ns);
+enum pl_latency_match {
+	PL_LATENCY_MATCHED,  /* a frame sent and not answered yet: *rtt_ns set */
+	PL_LATENCY_REPEATED, /* that frame was answered already (counted in repeated) */
+	PL_LATENCY_UNKNOWN,  /* no such frame among those remembered (unmatched) */
+};
+
+/* A reply to frame_id arrived at reply_ns. */
+enum pl_latency_match pl__latency_reply(struct pl_latency *lt, uint64_t frame_id,
+					uint64_t reply_ns, uint64_t *rtt_ns);
 bool pl__latency_batch_full(const struct pl_latency *lt);
 /* Write the batch as one frame_latency object into j (which the caller
  * began and finishes) and empty it. false when there was nothing. */

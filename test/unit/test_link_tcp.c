@@ -192,9 +192,21 @@ int main(void)
 		       strstr((char *)got, "[[\"77\","),
 	       "frame_latency telemetry names the frame: %.120s", (char *)got);
 	TAP_EQ_U64(replies_seen, 1, "the reply also reached the link's owner");
+	/* a second reply to it, and one to a frame never sent: dropped */
+	host_send(fd, &seq, PL_MSG_REPLY, 77, pl__mono_ns(), "again", 5);
+	host_send(fd, &seq, PL_MSG_REPLY, 4242, pl__mono_ns(), "forged", 6);
+	host_send(fd, &seq, PL_MSG_PING, 0, 1, NULL, 0);
+	ret = host_read(fd, &s, PL_MSG_PONG, 2000, &hdr, got, 16);
 	pl__link_get_stats(link_, &st);
-	TAP_OK(st.replies_matched == 1 && st.last_rtt_ns > 0 && st.pings == 1,
-	       "stats: one reply matched, one ping");
+	TAP_OK(ret == 1 && replies_seen == 1 && st.replies_repeated == 1 &&
+		       st.replies_never_sent == 1,
+	       "a second reply and a reply to a frame never sent are dropped and counted "
+	       "(seen %llu, repeated %llu, never sent %llu)",
+	       (unsigned long long)replies_seen, (unsigned long long)st.replies_repeated,
+	       (unsigned long long)st.replies_never_sent);
+	pl__link_get_stats(link_, &st);
+	TAP_OK(st.replies_matched == 1 && st.last_rtt_ns > 0 && st.pings == 2,
+	       "stats: one reply matched, two pings");
 
 	/* The host stops reading: frames are held, newest wins, then the
 	 * deadline drops the connection. */
