@@ -12,12 +12,14 @@
 #include <openssl/hmac.h>
 #endif
 
+#if HAVE_LIBCRYPTO
 /* What each side's MAC covers after its label: Nd then Nh. The labels
  * differ so that one side's proof is never the other's. */
 static const char *const role_label[] = {
 	[PL_AUTH_HOST] = "perflink-host-auth",
 	[PL_AUTH_DEVICE] = "perflink-device-auth",
 };
+#endif
 
 bool pl__link_auth_available(void)
 {
