@@ -44,6 +44,7 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	pl__json_u64(j, "frames_sent", st->frames_sent);
 	pl__json_u64(j, "frames_held", st->frames_held);
 	pl__json_u64(j, "frames_replaced", st->frames_replaced);
+	pl__json_u64(j, "frames_lost", st->frames_lost);
 	pl__json_u64(j, "messages_sent", st->messages_sent);
 	pl__json_u64(j, "messages_dropped", st->messages_dropped + dl->telemetry_dropped);
 	pl__json_u64(j, "bytes", st->tx.bytes);

@@ -25,7 +25,7 @@ struct queued_msg {
 struct pl_link {
 	struct pl_link_config cfg;
 	/* a TCP host may connect in a loop: each line once a second at most */
-	struct pl__ratelimit up_rl, down_rl, reply_rl;
+	struct pl__ratelimit up_rl, down_rl, reply_rl, loss_rl;
 	/* what the host sent that did not check, said at most once a second */
 	struct pl__ratelimit malformed_rl;
 	uint64_t malformed_said[PL_WIRE_ERROR_COUNT];
@@ -137,23 +137,44 @@ static bool fits_for_other(struct pl_link *l, size_t len)
 	       l->cfg.budget_bytes / 2;
 }
 
+/* What waits (the held frame, then the queue) goes out as room allows. A
+ * send that fails because the host went away keeps its message for the
+ * next connection; one that fails otherwise loses it, and that is counted
+ * (frames_lost, messages_dropped) and said. */
+static bool keep_for_later(const struct pl_link *l, int err)
+{
+	return err == -EAGAIN || (err < 0 && !l->up);
+}
+
 static void flush_pending(struct pl_link *l)
 {
+	int err;
+
 	if (!l->up)
 		return;
 	if (l->have_held) {
-		int err = submit(l, PL_MSG_FRAME, l->held_frame_id, l->held_flags, l->held_time_ns,
-				 l->held, l->held_len, &l->held_hash);
-
-		if (err == -EAGAIN)
+		err = submit(l, PL_MSG_FRAME, l->held_frame_id, l->held_flags, l->held_time_ns,
+			     l->held, l->held_len, &l->held_hash);
+		if (keep_for_later(l, err))
 			return;
+		if (err < 0) {
+			l->stats.frames_lost++;
+			pl__log_warnx_limited(&l->loss_rl, "link: held frame %llu lost: %s",
+					      (unsigned long long)l->held_frame_id, strerror(-err));
+		}
 		l->have_held = false;
 	}
 	while (l->up && l->queue_head && fits_for_other(l, l->queue_head->len)) {
 		struct queued_msg *m = l->queue_head;
 
-		if (submit(l, m->type, 0, 0, m->queued_ns, m->payload, m->len, NULL) == -EAGAIN)
+		err = submit(l, m->type, 0, 0, m->queued_ns, m->payload, m->len, NULL);
+		if (keep_for_later(l, err))
 			break;
+		if (err < 0) {
+			l->stats.messages_dropped++;
+			pl__log_warnx_limited(&l->loss_rl, "link: a queued %u-byte message lost: %s",
+					      (unsigned)m->len, strerror(-err));
+		}
 		l->queue_head = m->next;
 		if (!l->queue_head)
 			l->queue_tail = NULL;
@@ -336,7 +357,8 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 	if (!l)
 		return -ENOMEM;
 	l->cfg = *cfg;
-	l->up_rl = l->down_rl = l->reply_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
+	l->up_rl = l->down_rl = l->reply_rl = l->loss_rl =
+		(struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->malformed_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	l->loop = loop;
 	l->h = *h;

@@ -92,6 +92,7 @@ struct pl_link_stats {
 	const char *transport;       /* "usb" or "tcp" */
 	unsigned packet_size;
 	uint64_t frames_sent, frames_held, frames_replaced; /* replaced: a held one lost */
+	uint64_t frames_lost; /* a held frame whose send failed with the host still there */
 	bool frames_held_now; /* a frame is held at this moment */
 	uint64_t messages_sent, messages_queued_now, messages_dropped;
 	uint64_t rearms;

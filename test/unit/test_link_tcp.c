@@ -228,10 +228,18 @@ int main(void)
 	       "the deadline dropped the connection (rearms %llu)", (unsigned long long)st.rearms);
 	close(fd);
 
-	/* A new host connection; then another replaces it. */
+	/* A new host connection: it gets the frame held when the last one went
+	 * away (the newest, 139), sequence 0; then another replaces it. */
 	fd = host_connect(port);
 	spin(50);
 	TAP_OK(ups == 2, "a host can connect again");
+	pl__wire_stream_free(&s);
+	pl__wire_stream_init(&s, 64, 1u << 20);
+	ret = host_read(fd, &s, PL_MSG_FRAME, 2000, &hdr, got, sizeof(got));
+	pl__link_get_stats(link_, &st);
+	TAP_OK(ret == 1 && hdr.frame_id == 139 && hdr.sequence == 0 && st.frames_lost == 0,
+	       "the frame held when the host went away goes to the next one, not lost (frame %llu)",
+	       (unsigned long long)hdr.frame_id);
 	fd2 = host_connect(port);
 	spin(50);
 	TAP_OK(ups == 3 && downs == 2, "a new connection replaces the current one");
