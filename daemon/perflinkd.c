@@ -142,6 +142,14 @@ static void on_host_reply(void *ctx, uint64_t frame_id, const uint8_t *payload, 
 		d->replies_no_producer++;
 }
 
+static void on_link_frames_lost(void *ctx, const uint64_t *frame_ids, size_t n)
+{
+	struct daemon *d = ctx;
+
+	if (d->collector)
+		pl__collector_frames_lost(d->collector, frame_ids, n);
+}
+
 static void module_stopped(struct module *m, int ret)
 {
 	pl__loop_remove(m->timer);
@@ -486,6 +494,8 @@ static int open_all(struct daemon *d)
 	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg,
 							 on_host_reply, on_link_room, d)) < 0)
 		return ret;
+	if (d->link)
+		pl__daemon_link_on_lost(d->link, on_link_frames_lost);
 	if (!d->cfg.producer_socket || *d->cfg.producer_socket) {
 		static const struct pl_collector_sink sink = {
 			.frame = on_producer_frame,

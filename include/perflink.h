@@ -125,6 +125,8 @@ PERFLINK_API void pl_producer_ack_fd(struct pl_producer *p);
 PERFLINK_API int pl_telemetry(struct pl_producer *p, const char *json_lines);
 
 struct pl_producer_stats {
+	/* frames_sent: reached the host (one the host's connection lost
+	 * before it took it moves to frames_not_sent, docs/perflinkd.md) */
 	uint64_t frames_committed, frames_sent, frames_held, frames_not_sent;
 	uint64_t frames_lost;        /* refused here: ring full */
 	uint64_t telemetry_dropped, replies_dropped;

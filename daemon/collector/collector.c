@@ -58,6 +58,7 @@ struct producer {
 	size_t record_buf_len;
 
 	uint64_t frames, frames_sent, frames_held, frames_not_sent;
+	uint64_t frames_lost_on_link; /* of frames_not_sent: sent, the host never got them */
 	uint64_t telemetry, telemetry_bad, bad_records, replies_routed, replies_dropped;
 
 	/* PL_HELLO_KEEP_EVERY_FRAME: a frame the link has no room for waits
@@ -748,6 +749,23 @@ static int push_reply_run(void *ctx)
 	return ret; /* -ENOSPC or -EMSGSIZE; -EFAULT is only ever the guard's */
 }
 
+void pl__collector_frames_lost(struct pl_collector *c, const uint64_t *wire_frame_ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct producer *p =
+			find_producer(c, (uint32_t)(wire_frame_ids[i] >> PL_PRODUCER_FRAME_ID_BITS));
+
+		/* a producer gone since is not told; one counts its own */
+		if (!p || p->frames_sent == 0)
+			continue;
+		p->frames_sent--;
+		p->frames_not_sent++;
+		p->frames_lost_on_link++;
+		atomic_fetch_sub_explicit(&p->view.shm->frames_sent, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->view.shm->frames_not_sent, 1, memory_order_relaxed);
+	}
+}
+
 int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const void *payload,
 			size_t len)
 {
@@ -795,6 +813,9 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 		pl__json_u64(j, "frames_not_sent", p->frames_not_sent);
 		pl__json_bool(j, "keep_every_frame", p->keep_every_frame);
 		pl__json_u64(j, "frames_waited", p->frames_waited);
+		/* of frames_not_sent: sent, and the host's connection went away
+		 * before it took them */
+		pl__json_u64(j, "frames_lost_on_link", p->frames_lost_on_link);
 		pl__json_u64(j, "telemetry", p->telemetry);
 		pl__json_u64(j, "telemetry_dropped_by_producer", p->records_dropped_seen);
 		pl__json_u64(j, "replies", p->replies_routed);

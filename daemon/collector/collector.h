@@ -60,6 +60,9 @@ int pl__collector_reply(struct pl_collector *c, uint64_t wire_frame_id, const vo
 /* Room opened on the link (or it came up): frames that wait for it go now,
  * in the order they came. */
 void pl__collector_writable(struct pl_collector *c);
+/* The link sent these frames (wire frame ids) but the host never got
+ * them: each producer's count moves from sent to not sent. */
+void pl__collector_frames_lost(struct pl_collector *c, const uint64_t *wire_frame_ids, size_t n);
 /* The "collector" object of `perflink status`. */
 void pl__collector_status(const struct pl_collector *c, struct pl_json *j);
 void pl__collector_close(struct pl_collector *c);

@@ -16,7 +16,8 @@ struct pl_daemon_link {
 	uint64_t diag_sent_before; /* messages sent when the last diagnostics went */
 	pl__daemon_link_reply_fn on_reply;
 	pl__daemon_link_room_fn on_room;
-	void *ctx; /* of on_reply and on_room */
+	pl__daemon_link_lost_fn on_lost;
+	void *ctx; /* of on_reply, on_room and on_lost */
 };
 
 /* Replies go to the producer of the frame; commands are counted (none is
@@ -116,6 +117,19 @@ static void on_up(void *ctx, unsigned packet_size)
 	on_room(ctx);
 }
 
+static void on_frames_lost(void *ctx, const uint64_t *frame_ids, size_t n)
+{
+	struct pl_daemon_link *dl = ctx;
+
+	if (dl->on_lost)
+		dl->on_lost(dl->ctx, frame_ids, n);
+}
+
+void pl__daemon_link_on_lost(struct pl_daemon_link *dl, pl__daemon_link_lost_fn on_lost)
+{
+	dl->on_lost = on_lost;
+}
+
 bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len)
 {
 	return pl__link_frame_fits(dl->link, len);
@@ -129,6 +143,7 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 		.up = on_up,
 		.message = on_message,
 		.writable = on_room,
+		.frames_lost = on_frames_lost,
 	};
 	struct pl_daemon_link *dl = calloc(1, sizeof(*dl));
 	struct pl_link_config lc;

@@ -29,6 +29,10 @@ typedef void (*pl__daemon_link_room_fn)(void *ctx);
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
 			  pl__daemon_link_room_fn on_room, void *ctx);
+/* Frames sent that the host never got (the connection went away first):
+ * for their producers' counts. ctx is the start's. */
+typedef void (*pl__daemon_link_lost_fn)(void *ctx, const uint64_t *frame_ids, size_t n);
+void pl__daemon_link_on_lost(struct pl_daemon_link *dl, pl__daemon_link_lost_fn on_lost);
 /* Whether a frame of len bytes would be sent at once (not held). */
 bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len);
 /* A producer's frame: 0 sent, 1 or 2 held (newest wins), -errno not sent

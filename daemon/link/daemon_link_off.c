@@ -21,6 +21,12 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 	return -ENOTSUP;
 }
 
+void pl__daemon_link_on_lost(struct pl_daemon_link *dl, pl__daemon_link_lost_fn on_lost)
+{
+	(void)dl;
+	(void)on_lost;
+}
+
 void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 {
 	(void)dl;

@@ -50,7 +50,11 @@ struct pl_link {
 
 	struct queued_msg *queue_head, *queue_tail;
 	size_t queue_bytes;
-	uint64_t last_progress_ns; /* last completion or send */
+	/* the host last took something (a completion), or a send found nothing
+	 * in flight: the deadline counts from here. A send onto a backlog is
+	 * not progress: small messages that still fit the budget must not
+	 * keep a host that takes nothing alive. */
+	uint64_t last_progress_ns;
 
 	struct pl_latency latency;
 	struct pl_json latency_json;
@@ -90,6 +94,7 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 	size_t total = pl__wire_message_size((uint32_t)len, l->packet_size);
 	struct iovec iov[3];
 	struct pl_link_send_diag diag;
+	bool was_idle;
 	int n = 0, err;
 
 	if (hash) {
@@ -109,12 +114,15 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 	if (total > PL_WIRE_HEADER_SIZE + len)
 		iov[n++] = (struct iovec){ (void *)zero_pad, total - PL_WIRE_HEADER_SIZE - len };
 	memset(&diag, 0, sizeof(diag));
-	if ((err = l->port->ops->send(l->port, iov, n, &diag)) < 0)
+	was_idle = l->port->ops->inflight(l->port) == 0;
+	if ((err = l->port->ops->send(l->port, iov, n, type == PL_MSG_FRAME ? &frame_id : NULL,
+				      &diag)) < 0)
 		return err;
 	l->sequence++;
 	l->stats.last_send = diag;
 	l->stats.last_wait_ns = pl__mono_ns() - queued_ns;
-	l->last_progress_ns = pl__mono_ns();
+	if (was_idle)
+		l->last_progress_ns = pl__mono_ns();
 	if (type == PL_MSG_FRAME) {
 		l->stats.frames_sent++;
 		pl__latency_sent(&l->latency, frame_id, queued_ns);
@@ -306,9 +314,25 @@ static void port_up(void *ctx, unsigned packet_size)
 	pl__latency_reset(&l->latency);
 	pl__log_info_limited(&l->up_rl, "link: up over %s, %u-byte packets", l->port->ops->name,
 			     packet_size);
-	if (l->h.up)
-		l->h.up(l->ctx, packet_size);
+	/* what waited goes first, and only then is the owner told: a frame
+	 * still held makes pl__link_frame_fits say no, and a producer that
+	 * waits for room would be told too early and then never again */
 	flush_pending(l);
+	if (l->up && l->h.up)
+		l->h.up(l->ctx, packet_size);
+}
+
+static void port_frames_lost(void *ctx, const uint64_t *frame_ids, size_t n)
+{
+	struct pl_link *l = ctx;
+
+	l->stats.frames_lost += n;
+	pl__log_warnx_limited(&l->loss_rl,
+			      "link: %zu frame%s sent on this connection never reached the host "
+			      "(the first: %llu)", n, n == 1 ? "" : "s",
+			      (unsigned long long)frame_ids[0]);
+	if (l->h.frames_lost)
+		l->h.frames_lost(l->ctx, frame_ids, n);
 }
 
 static void port_down(void *ctx, const char *why)
@@ -350,6 +374,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 		.down = port_down,
 		.progress = port_progress,
 		.bytes = port_bytes,
+		.frames_lost = port_frames_lost,
 	};
 	struct pl_link *l = calloc(1, sizeof(*l));
 	int err;

@@ -47,6 +47,9 @@ struct pl_link_handlers {
 	void (*message)(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload);
 	/* Room opened in the budget (a good moment to offer the next frame). */
 	void (*writable)(void *ctx);
+	/* Frames sent that the host will never get (its connection went away
+	 * before it took them; TCP only so far), before down(). May be NULL. */
+	void (*frames_lost)(void *ctx, const uint64_t *frame_ids, size_t n);
 };
 
 /* What one send did: the last_send object of link_diag (docs/wire.md). */
@@ -92,7 +95,9 @@ struct pl_link_stats {
 	const char *transport;       /* "usb" or "tcp" */
 	unsigned packet_size;
 	uint64_t frames_sent, frames_held, frames_replaced; /* replaced: a held one lost */
-	uint64_t frames_lost; /* a held frame whose send failed with the host still there */
+	/* frames the host never got: a held one whose send failed with the host
+	 * still there, or one sent when its connection went away untaken */
+	uint64_t frames_lost;
 	bool frames_held_now; /* a frame is held at this moment */
 	uint64_t messages_sent, messages_queued_now, messages_dropped;
 	uint64_t rearms;

@@ -28,6 +28,10 @@ struct pl_link_port_events {
 	void (*progress)(void *ctx);
 	/* Bytes from the peer, in order. */
 	void (*bytes)(void *ctx, const uint8_t *data, size_t len);
+	/* Frames sent that the peer will never get (the connection went away
+	 * with their bytes not taken), just before down(). NULL-safe: a port
+	 * that cannot know says nothing. */
+	void (*frames_lost)(void *ctx, const uint64_t *frame_ids, size_t n);
 };
 
 struct pl_link_port;
@@ -37,9 +41,10 @@ struct pl_link_port_ops {
 	/* Send one message given as pieces (header, payload in place, padding).
 	 * 0; -EAGAIN when it does not fit the budget now (an idle port always
 	 * takes one message); -ENOTCONN; another -errno (logged). The pieces
-	 * may be reused as soon as this returns. diag may be NULL. */
+	 * may be reused as soon as this returns. diag may be NULL. frame_id:
+	 * the frame's id when the message is a FRAME, else NULL. */
 	int (*send)(struct pl_link_port *p, const struct iovec *iov, int iovcnt,
-		    struct pl_link_send_diag *diag);
+		    const uint64_t *frame_id, struct pl_link_send_diag *diag);
 	size_t (*room)(const struct pl_link_port *p);
 	uint64_t (*inflight)(const struct pl_link_port *p);
 	/* The peer took nothing for too long: drop it so that it comes back

@@ -18,6 +18,7 @@
 #include "link.h"
 #include "link_port.h"
 #include "link_tcp_auth.h"
+#include "link_tcp_drain.h"
 #include "clock.h"
 #include "log.h"
 #include "unix_listen.h" /* pl__accept_must_pause */
@@ -62,6 +63,11 @@ struct tcp_port {
 
 	struct pl_tcp_auth *auth; /* NULL: no key, loopback only */
 
+	/* which frames of this connection reached the host (link_tcp_drain.h) */
+	struct pl_tcp_ledger ledger;
+	struct pl_tcp_drain *drain;
+	uint64_t lost_ids[PL_TCP_LEDGER_FRAMES];
+
 	struct pl_link_tx_totals tx;
 	struct pl_link_rx_totals rx;
 	uint64_t connections, replaced;
@@ -80,21 +86,34 @@ static void watch_out(struct tcp_port *p, bool want)
 		p->conn_events = events;
 }
 
+/* The connection ends: the frames still in the output buffer never reach
+ * the host, and are said lost now; what the kernel holds is the drain's
+ * (link_tcp_drain.h), which says later what of it was lost. */
 static void drop_connection(struct tcp_port *p, const char *why)
 {
+	uint64_t kernel_end;
+	size_t n;
+
 	if (p->conn_fd < 0)
 		return;
 	pl__loop_remove(p->conn_watch);
 	p->conn_watch = NULL;
-	close(p->conn_fd);
+	kernel_end = p->ledger.stream_bytes - buffered(p);
+	n = pl__tcp_ledger_between(&p->ledger, kernel_end, p->ledger.stream_bytes, p->lost_ids);
+	if (n && p->ev.frames_lost)
+		p->ev.frames_lost(p->ctx, p->lost_ids, n);
+	pl__tcp_drain_start(p->drain, p->conn_fd, &p->ledger, kernel_end);
+	pl__tcp_ledger_reset(&p->ledger);
 	p->conn_fd = -1;
 	p->out_start = p->out_end = 0;
 	p->ev.down(p->ctx, why);
 }
 
-/* Write what is buffered. 1 when it all went, 0 when some is left, -errno. */
-static int flush_out(struct tcp_port *p)
+/* Write what is buffered. 1 when it all went, 0 when some is left, -errno;
+ * *moved: whether any byte went. */
+static int flush_out(struct tcp_port *p, bool *moved)
 {
+	*moved = false;
 	while (buffered(p)) {
 		ssize_t n = send(p->conn_fd, p->out + p->out_start, buffered(p),
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -104,13 +123,14 @@ static int flush_out(struct tcp_port *p)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		p->out_start += (size_t)n;
+		*moved = *moved || n > 0;
 	}
 	p->out_start = p->out_end = 0;
 	return 1;
 }
 
 static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovcnt,
-		    struct pl_link_send_diag *diag)
+		    const uint64_t *frame_id, struct pl_link_send_diag *diag)
 {
 	struct tcp_port *p = (struct tcp_port *)base;
 	size_t total = 0, sent = 0, left;
@@ -173,6 +193,7 @@ static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 		}
 		watch_out(p, true);
 	}
+	pl__tcp_ledger_sent(&p->ledger, total, frame_id);
 	p->tx.messages++;
 	p->tx.bytes += total;
 	if (diag && diag->submit_ns > p->tx.max_submit_ns)
@@ -201,7 +222,8 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 	struct tcp_port *p = ctx;
 
 	if (events & EPOLLOUT) {
-		int r = flush_out(p);
+		bool moved;
+		int r = flush_out(p, &moved);
 
 		if (r < 0) {
 			p->tx.failed_sends++;
@@ -209,8 +231,10 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 			drop_connection(p, "send failed");
 			return;
 		}
-		if (r == 1) {
+		if (r == 1)
 			watch_out(p, false);
+		/* the host took something, even if not all: progress */
+		if (moved) {
 			p->ev.progress(p->ctx);
 			/* the link may have sent, failed and dropped this
 			 * connection inside: fd is no longer ours to read */
@@ -432,7 +456,10 @@ static void tcp_close(struct pl_link_port *base)
 
 	if (!p)
 		return;
-	drop_connection(p, "closing");
+	p->ev.frames_lost = NULL; /* shutting down: nobody to tell any more */
+	if (p->drain)
+		drop_connection(p, "closing");
+	pl__tcp_drain_close(p->drain);
 	pl__tcp_auth_close(p->auth);
 	pl__loop_remove(p->resume_watch);
 	pl__loop_remove(p->listen_watch);
@@ -451,6 +478,14 @@ static const struct pl_link_port_ops tcp_ops = {
 	.totals = tcp_totals,
 	.close = tcp_close,
 };
+
+static void drained_lost(void *ctx, const uint64_t *frame_ids, size_t n)
+{
+	struct tcp_port *p = ctx;
+
+	if (p->ev.frames_lost)
+		p->ev.frames_lost(p->ctx, frame_ids, n);
+}
 
 static int open_auth(struct tcp_port *p, const char *path)
 {
@@ -494,6 +529,8 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 		err = -ENOMEM;
 		goto fail;
 	}
+	if ((err = pl__tcp_drain_open(&p->drain, loop, drained_lost, p)) < 0)
+		goto fail;
 	if (cfg->tcp_key_file && (err = open_auth(p, cfg->tcp_key_file)) < 0)
 		goto fail;
 	if ((err = open_listener(p, cfg->tcp_listen)) < 0)

@@ -243,7 +243,7 @@ static void test_key_files(const char *dir)
 
 static void test_no_key(void)
 {
-	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	static const struct pl_link_handlers h = { .up = on_up, .down = on_down, .message = on_message };
 	struct pl_link_config cfg;
 	struct pl_link *l;
 	uint32_t other = other_address();
@@ -276,7 +276,7 @@ static void test_no_key(void)
 
 static void test_with_key(const char *dir)
 {
-	static const struct pl_link_handlers h = { on_up, on_down, on_message, NULL };
+	static const struct pl_link_handlers h = { .up = on_up, .down = on_down, .message = on_message };
 	static const uint8_t wrong_key[24] = "not the key at all......";
 	struct pl_link_tcp_totals t;
 	struct pl_link_config cfg;

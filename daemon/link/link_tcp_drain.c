@@ -1,0 +1,152 @@
+/* See link_tcp_drain.h. */
+#include "link_tcp_drain.h"
+
+#include <errno.h>
+#include <linux/sockios.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void pl__tcp_ledger_reset(struct pl_tcp_ledger *l)
+{
+	l->next = l->count = 0;
+	l->stream_bytes = 0;
+}
+
+void pl__tcp_ledger_sent(struct pl_tcp_ledger *l, size_t bytes, const uint64_t *frame_id)
+{
+	l->stream_bytes += bytes;
+	if (!frame_id)
+		return;
+	l->frame[l->next] = (struct pl_tcp_ledger_frame){ l->stream_bytes, *frame_id };
+	l->next = (l->next + 1) % PL_TCP_LEDGER_FRAMES;
+	if (l->count < PL_TCP_LEDGER_FRAMES)
+		l->count++;
+}
+
+size_t pl__tcp_ledger_between(const struct pl_tcp_ledger *l, uint64_t from, uint64_t to,
+			      uint64_t *out)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < l->count; i++) {
+		const struct pl_tcp_ledger_frame *f =
+			&l->frame[(l->next + PL_TCP_LEDGER_FRAMES - l->count + i) %
+				  PL_TCP_LEDGER_FRAMES];
+
+		if (f->end > from && f->end <= to)
+			out[n++] = f->frame_id;
+	}
+	return n;
+}
+
+struct pl_tcp_drain {
+	struct pl_loop *loop;
+	pl__tcp_lost_cb lost;
+	void *ctx;
+	int fd; /* -1: nothing drains */
+	struct pl_loop_watch *watch, *timer;
+	struct pl_tcp_ledger ledger;
+	uint64_t kernel_end;
+	uint64_t lost_ids[PL_TCP_LEDGER_FRAMES];
+};
+
+static void release(struct pl_tcp_drain *d)
+{
+	pl__loop_remove(d->watch);
+	pl__loop_remove(d->timer);
+	d->watch = d->timer = NULL;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+/* The host did not take the rest in time: what its TCP has not
+ * acknowledged is lost with the connection. */
+static void give_up(struct pl_tcp_drain *d)
+{
+	int outq = 0;
+	size_t n;
+
+	if (d->fd < 0)
+		return;
+	if (ioctl(d->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		outq = 0;
+	n = pl__tcp_ledger_between(&d->ledger,
+				   (uint64_t)outq < d->kernel_end ? d->kernel_end - (uint64_t)outq : 0,
+				   d->kernel_end, d->lost_ids);
+	release(d);
+	if (n && d->lost)
+		d->lost(d->ctx, d->lost_ids, n);
+}
+
+static void on_input(void *ctx, int fd, uint32_t events)
+{
+	struct pl_tcp_drain *d = ctx;
+	uint8_t sink[16384];
+
+	(void)events;
+	for (int i = 0; i < 8; i++) {
+		ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		/* the host closed (after reading to our end of stream: what it
+		 * was sent, it has) or the connection failed */
+		if (n == 0)
+			release(d);
+		else
+			give_up(d);
+		return;
+	}
+}
+
+static void on_timeout(void *ctx, uint64_t expirations)
+{
+	(void)expirations;
+	give_up(ctx);
+}
+
+int pl__tcp_drain_open(struct pl_tcp_drain **out, struct pl_loop *loop, pl__tcp_lost_cb lost,
+		       void *ctx)
+{
+	struct pl_tcp_drain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->loop = loop;
+	d->lost = lost;
+	d->ctx = ctx;
+	d->fd = -1;
+	*out = d;
+	return 0;
+}
+
+void pl__tcp_drain_start(struct pl_tcp_drain *d, int fd, const struct pl_tcp_ledger *ledger,
+			 uint64_t kernel_end)
+{
+	give_up(d); /* one at a time: the one before ends now */
+	d->fd = fd;
+	d->ledger = *ledger;
+	d->kernel_end = kernel_end;
+	shutdown(fd, SHUT_WR);
+	if (pl__loop_add_fd(d->loop, fd, EPOLLIN, on_input, d, &d->watch) < 0 ||
+	    pl__loop_add_timer(d->loop, (uint64_t)PL_TCP_DRAIN_MS * 1000000u, 0, on_timeout, d,
+			       &d->timer) < 0)
+		give_up(d);
+}
+
+void pl__tcp_drain_close(struct pl_tcp_drain *d)
+{
+	if (!d)
+		return;
+	release(d);
+	free(d);
+}
