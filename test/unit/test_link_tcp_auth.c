@@ -323,8 +323,12 @@ static void test_with_key(const char *dir)
 		close(intruder);
 	intruder = connect_to(htonl(INADDR_LOOPBACK), port);
 	n = read_exact(intruder, buf, 40, 1000);
-	send(intruder, "PLNK this is not an answer to the challenge at all, nor any other "
-		       "thing the device would take from a host", 110, MSG_NOSIGNAL);
+	{
+		static const char not_an_answer[] = "PLNK this is not an answer to the challenge "
+						    "at all, nor anything else a device takes";
+
+		send(intruder, not_an_answer, sizeof(not_an_answer) - 1, MSG_NOSIGNAL);
+	}
 	TAP_OK(n == 40 && closed_by_device(intruder, 1000),
 	       "one that answers the challenge with wire bytes is closed");
 	close(intruder);
