@@ -14,6 +14,7 @@
  *   and then the stream; the PLAUTH01 handshake, then frames.
  * - a flood of silent connections is bounded: the oldest is closed. */
 #include "tap.h"
+#include "../conformance/doc_auth.h"
 
 #include "clock.h"
 #include "event_loop.h"
@@ -26,8 +27,6 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,20 +116,6 @@ static bool closed_by_device(int fd, int ms)
 	return false;
 }
 
-/* HMAC-SHA256(key, label || nd || nh), as docs/wire.md says. */
-static void mac_of(const uint8_t *key, size_t key_len, const char *label, const uint8_t *nd,
-		   const uint8_t *nh, uint8_t out[32])
-{
-	uint8_t msg[128];
-	size_t l = strlen(label);
-	unsigned len = 32;
-
-	memcpy(msg, label, l);
-	memcpy(msg + l, nd, 32);
-	memcpy(msg + l + 32, nh, 32);
-	HMAC(EVP_sha256(), key, (int)key_len, msg, l + 64, out, &len);
-}
-
 static const uint8_t test_key[24] = "a pre-shared test key!!";
 
 /* Connect and do the host's half of the handshake with key. The fd, or -1
@@ -149,10 +134,10 @@ static int host_handshake(unsigned port, const uint8_t *key, size_t key_len, boo
 	memcpy(response, "PLAUTH01", 8);
 	for (int i = 0; i < 32; i++)
 		response[8 + i] = (uint8_t)(rand() & 0xff);
-	mac_of(key, key_len, "perflink-host-auth", challenge + 8, response + 8, response + 40);
+	doc_auth_mac(key, key_len, "perflink-host-auth", challenge + 8, response + 8, response + 40);
 	send(fd, response, sizeof(response), MSG_NOSIGNAL);
 	if (read_exact(fd, proof, 32, 2000) == 32) {
-		mac_of(key, key_len, "perflink-device-auth", challenge + 8, response + 8, want);
+		doc_auth_mac(key, key_len, "perflink-device-auth", challenge + 8, response + 8, want);
 		*proof_ok = !memcmp(proof, want, 32);
 	}
 	return fd;

@@ -1,0 +1,366 @@
+/* A host written from docs/wire.md alone, for the conformance test: it uses
+ * none of perflink's code (its own header layout, libxxhash and OpenSSL
+ * directly), so what it expects is what the document promises.
+ *
+ * Over TCP to perflinkd: the pre-shared-key handshake ("TCP
+ * authentication"), then every message from the device checked as
+ * "Receiving" says (magic, version, header check, type, length, payload
+ * checksum, zero padding to 64, sequence from 0 and +1), each FRAME
+ * answered with a REPLY echoing it, PINGs answered by PONGs that carry the
+ * PING's time, and at the end one hostile message of each kind the device
+ * must reject and count (docs/wire.md "Link diagnostics"), plus a REPLY to
+ * a frame never sent.
+ *
+ * Prints what it saw as "name value" lines for the test to check.
+ *
+ *   wire_host PORT KEY_FILE FRAMES SECONDS */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "doc_auth.h"
+
+/* docs/wire.md, "Messages" */
+#define MAGIC 0x4b4e4c50u
+#define HEADER 48
+#define PACKET 64 /* the TCP transport's padding */
+enum { HELLO = 1, FRAME, REPLY, TELEMETRY, PING, PONG, COMMAND };
+
+struct header {
+	uint8_t version, type;
+	uint16_t flags;
+	uint32_t payload_len, header_check;
+	uint64_t sequence, payload_xxh3, send_time_ns, frame_id;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static size_t padded(size_t payload_len)
+{
+	size_t n = HEADER + payload_len;
+
+	return (n + PACKET - 1) / PACKET * PACKET;
+}
+
+/* A whole message into out (padded(len) bytes). */
+static size_t encode(uint8_t *out, const struct header *h, const void *payload, size_t len)
+{
+	size_t total = padded(len);
+
+	memset(out, 0, total);
+	put32(out, MAGIC);
+	out[4] = h->version;
+	out[5] = h->type;
+	out[6] = (uint8_t)h->flags;
+	out[7] = (uint8_t)(h->flags >> 8);
+	put32(out + 8, (uint32_t)len);
+	put64(out + 16, h->sequence);
+	put64(out + 24, XXH3_64bits(payload, len));
+	put64(out + 32, h->send_time_ns);
+	put64(out + 40, h->frame_id);
+	memcpy(out + HEADER, payload, len);
+	put32(out + 12, (uint32_t)XXH3_64bits(out, HEADER));
+	return total;
+}
+
+static int fd = -1;
+static uint64_t my_sequence, last_send_time;
+
+static bool write_all(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool read_all(void *buf, size_t len, int ms)
+{
+	uint8_t *p = buf;
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+
+	while (len) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (now_ns() > end || poll(&pfd, 1, 50) < 0)
+			return false;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static bool send_message(int type, uint64_t frame_id, const void *payload, size_t len)
+{
+	static uint8_t out[HEADER + (4u << 20) + PACKET];
+	struct header h = { .version = 1, .type = (uint8_t)type, .sequence = my_sequence++,
+			    .send_time_ns = now_ns(), .frame_id = frame_id };
+
+	last_send_time = h.send_time_ns;
+	return write_all(out, encode(out, &h, payload, len));
+}
+
+/* "TCP authentication": true when both sides proved the key. */
+static bool handshake(const uint8_t *key, size_t key_len)
+{
+	uint8_t challenge[40], answer[72], proof[32], want[32];
+
+	if (!read_all(challenge, sizeof(challenge), 5000) || memcmp(challenge, "PLAUTH01", 8))
+		return false;
+	memcpy(answer, "PLAUTH01", 8);
+	if (getrandom(answer + 8, 32, 0) != 32)
+		return false;
+	doc_auth_mac(key, key_len, "perflink-host-auth", challenge + 8, answer + 8, answer + 40);
+	if (!write_all(answer, sizeof(answer)) || !read_all(proof, sizeof(proof), 5000))
+		return false;
+	doc_auth_mac(key, key_len, "perflink-device-auth", challenge + 8, answer + 8, want);
+	return memcmp(proof, want, 32) == 0;
+}
+
+/* What the device sent, checked as "Receiving" says. */
+static struct {
+	uint64_t messages, frames, telemetry, pongs, other;
+	uint64_t bad; /* anything that failed a check */
+	uint64_t sequence_ok, padding_ok;
+	uint64_t telemetry_lines_ok;
+	uint64_t max_pong_ns, pong_time_ok;
+	uint64_t replies_sent;
+} seen = { .sequence_ok = 1, .padding_ok = 1, .telemetry_lines_ok = 1, .pong_time_ok = 1 };
+static uint64_t expect_sequence, ping_sent_ns;
+
+static bool read_message(int ms)
+{
+	static uint8_t payload[(16u << 20) + PACKET];
+	uint8_t hb[HEADER], check[HEADER];
+	struct header h;
+	size_t rest;
+
+	if (!read_all(hb, HEADER, ms))
+		return false;
+	memcpy(check, hb, HEADER);
+	memset(check + 12, 0, 4);
+	h.version = hb[4];
+	h.type = hb[5];
+	h.flags = (uint16_t)(hb[6] | hb[7] << 8);
+	h.payload_len = get32(hb + 8);
+	h.header_check = get32(hb + 12);
+	h.sequence = get64(hb + 16);
+	h.payload_xxh3 = get64(hb + 24);
+	h.send_time_ns = get64(hb + 32);
+	h.frame_id = get64(hb + 40);
+	if (get32(hb) != MAGIC || (uint32_t)XXH3_64bits(check, HEADER) != h.header_check ||
+	    h.version != 1 || h.type < HELLO || h.type > COMMAND || h.payload_len > (16u << 20) ||
+	    (h.flags & ~1u)) {
+		seen.bad++;
+		return false; /* a stream this host cannot trust any more */
+	}
+	rest = padded(h.payload_len) - HEADER;
+	if (!read_all(payload, rest, ms))
+		return false;
+	seen.messages++;
+	if (XXH3_64bits(payload, h.payload_len) != h.payload_xxh3)
+		seen.bad++;
+	for (size_t i = h.payload_len; i < rest; i++)
+		if (payload[i])
+			seen.padding_ok = 0;
+	if (h.sequence != expect_sequence)
+		seen.sequence_ok = 0;
+	expect_sequence = h.sequence + 1;
+	switch (h.type) {
+	case FRAME:
+		seen.frames++;
+		if (send_message(REPLY, h.frame_id, payload, h.payload_len))
+			seen.replies_sent++;
+		break;
+	case TELEMETRY:
+		seen.telemetry++;
+		if (h.payload_len == 0 || payload[h.payload_len - 1] != '\n' || payload[0] != '{')
+			seen.telemetry_lines_ok = 0;
+		break;
+	case PONG: {
+		uint64_t echoed = h.payload_len == 16 ? get64(payload) : 0;
+		uint64_t rtt = now_ns() - ping_sent_ns;
+
+		seen.pongs++;
+		if (echoed != ping_sent_ns)
+			seen.pong_time_ok = 0;
+		if (rtt > seen.max_pong_ns)
+			seen.max_pong_ns = rtt;
+		break;
+	}
+	case PING: {
+		uint8_t times[16];
+
+		put64(times, h.send_time_ns);
+		put64(times + 8, now_ns());
+		send_message(PONG, 0, times, sizeof(times));
+		break;
+	}
+	default:
+		seen.other++;
+	}
+	return true;
+}
+
+/* One message of each kind the device must reject, by its reason. */
+static void send_hostile(void)
+{
+	static uint8_t m[HEADER + PACKET * 2];
+	struct header h = { .version = 1, .type = REPLY, .frame_id = 1 };
+	size_t n;
+
+	/* bad_header_check: one header byte changed after the check */
+	h.sequence = my_sequence++;
+	n = encode(m, &h, "x", 1);
+	m[40] ^= 0x55;
+	write_all(m, n);
+	/* bad_checksum: the payload changed after the checksum */
+	h.sequence = my_sequence++;
+	n = encode(m, &h, "payload", 7);
+	m[HEADER] ^= 1;
+	write_all(m, n);
+	/* bad_flags: a flag bit the document says is 0 */
+	h.sequence = my_sequence++;
+	h.flags = 0x8000;
+	n = encode(m, &h, "y", 1);
+	write_all(m, n);
+	h.flags = 0;
+	/* bad_version */
+	h.sequence = my_sequence++;
+	h.version = 2;
+	n = encode(m, &h, "z", 1);
+	write_all(m, n);
+	h.version = 1;
+	/* bad_padding: a nonzero byte in the padding */
+	h.sequence = my_sequence++;
+	n = encode(m, &h, "w", 1);
+	m[n - 1] = 0xee;
+	write_all(m, n);
+	/* a well-formed REPLY to a frame never sent */
+	send_message(REPLY, 0x7777000000001234ull, "forged", 6);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	uint8_t key[1024];
+	long frames, seconds;
+	ssize_t key_len;
+	uint64_t end, next_ping = 0;
+	int kfd, one = 1;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: wire_host PORT KEY_FILE FRAMES SECONDS\n");
+		return 2;
+	}
+	sin.sin_port = htons((uint16_t)atoi(argv[1]));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	frames = atol(argv[3]);
+	seconds = atol(argv[4]);
+	kfd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	key_len = kfd >= 0 ? read(kfd, key, sizeof(key)) : -1;
+	if (key_len < 16) {
+		fprintf(stderr, "wire_host: cannot read the key %s\n", argv[2]);
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		perror("wire_host: connect");
+		return 2;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	printf("handshake %s\n", handshake(key, (size_t)key_len) ? "ok" : "failed");
+	end = now_ns() + (uint64_t)seconds * 1000000000u;
+	while (now_ns() < end && seen.frames < (uint64_t)frames) {
+		if (now_ns() >= next_ping) {
+			send_message(PING, 0, NULL, 0);
+			ping_sent_ns = last_send_time;
+			next_ping = ping_sent_ns + 200000000u;
+		}
+		if (!read_message(300) && seen.bad)
+			break;
+	}
+	/* a few more pings once the frames are done: each answered at once */
+	for (int i = 0; i < 3; i++) {
+		uint64_t until;
+
+		send_message(PING, 0, NULL, 0);
+		ping_sent_ns = last_send_time;
+		until = now_ns() + 1000000000u;
+		for (uint64_t p = seen.pongs; seen.pongs == p && now_ns() < until;)
+			read_message(100);
+	}
+	send_hostile();
+	/* let the device read them before the test asks its status */
+	for (uint64_t until = now_ns() + 500000000u; now_ns() < until;)
+		read_message(100);
+	printf("messages %llu\nframes %llu\ntelemetry %llu\npongs %llu\nbad %llu\n"
+	       "sequence_ok %llu\npadding_ok %llu\ntelemetry_lines_ok %llu\npong_time_ok %llu\n"
+	       "max_pong_ms %.3f\nreplies_sent %llu\n",
+	       (unsigned long long)seen.messages, (unsigned long long)seen.frames,
+	       (unsigned long long)seen.telemetry, (unsigned long long)seen.pongs,
+	       (unsigned long long)seen.bad, (unsigned long long)seen.sequence_ok,
+	       (unsigned long long)seen.padding_ok, (unsigned long long)seen.telemetry_lines_ok,
+	       (unsigned long long)seen.pong_time_ok, (double)seen.max_pong_ns / 1e6,
+	       (unsigned long long)seen.replies_sent);
+	fflush(stdout);
+	/* stay connected until the test has read the device's status */
+	pause();
+	return 0;
+}
