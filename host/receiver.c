@@ -1,7 +1,9 @@
 /* See receiver.h. */
 #include "receiver.h"
+#include "pl_config.h"
 #include "clock.h"
 #include "integrity_payload.h"
+#include "json_writer.h"
 #include "log.h"
 
 #include <errno.h>
@@ -104,6 +106,25 @@ static void app_reply(struct pl_receiver *r, const struct pl_wire_header *h,
 		return;
 	}
 	send_built(r, PL_MSG_REPLY, h->frame_id, len);
+}
+
+int pl__receiver_send_hello(struct pl_receiver *r, const char *program)
+{
+	struct pl_json j;
+	const char *text;
+	int err = -ENOMEM;
+
+	pl__json_init(&j);
+	pl__json_begin_object(&j, NULL);
+	pl__json_str(&j, "type", "hello");
+	pl__json_u64(&j, "wire_version", 1);
+	pl__json_str(&j, "program", program);
+	pl__json_str(&j, "version", PL_VERSION);
+	pl__json_end_object(&j);
+	if ((text = pl__json_finish(&j)))
+		err = send_message(r, PL_MSG_HELLO, 0, text, strlen(text) - 1); /* no newline */
+	pl__json_free(&j);
+	return err;
 }
 
 int pl__receiver_send_ping(struct pl_receiver *r)

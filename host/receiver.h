@@ -65,6 +65,8 @@ int pl__receiver_init(struct pl_receiver *r, enum pl_reply_mode reply, uint32_t 
 void pl__receiver_reset(struct pl_receiver *r, unsigned pad);
 /* Send a PING stamped with the host's CLOCK_MONOTONIC, for the clock
  * offset. 0 or the send function's error. */
+/* The host's HELLO (docs/wire.md): what it is. */
+int pl__receiver_send_hello(struct pl_receiver *r, const char *program);
 int pl__receiver_send_ping(struct pl_receiver *r);
 void pl__receiver_feed(struct pl_receiver *r, const uint8_t *data, size_t len);
 uint64_t pl__receiver_malformed(const struct pl_receiver *r);

@@ -25,6 +25,8 @@ static void on_connected(void *ctx, unsigned packet_size)
 
 	pl__receiver_reset(&s->rx, packet_size);
 	s->connected = true;
+	/* the session's first message from this side: what the host is */
+	pl__receiver_send_hello(&s->rx, program_invocation_short_name);
 	s->last_ping_ns = 0; /* a first offset sample at once */
 	if (s->log_changes)
 		pl__log_info("connected: %u-byte packets", packet_size);

@@ -469,6 +469,7 @@ static void open_link(struct stream *s, struct pl_link_config *lc)
 	};
 
 	pl__link_config_default(lc);
+	lc->program = "perflink stream";
 	lc->ffs_dir = s->opt.ffs_dir;
 	lc->setup_gadget = s->opt.setup_gadget;
 	lc->gadget.mount_dir = s->opt.ffs_dir;

@@ -2,6 +2,7 @@
 #include "daemon_link.h"
 #include "clock.h"
 #include "link.h"
+#include "link_session_msgs.h"
 #include "log.h"
 
 #include <errno.h>
@@ -17,11 +18,81 @@ struct pl_daemon_link {
 	pl__daemon_link_reply_fn on_reply;
 	pl__daemon_link_room_fn on_room;
 	pl__daemon_link_lost_fn on_lost;
+	/* the session's own messages: the host's HELLO and COMMANDs */
+	struct pl_host_hello host_hello;
+	uint64_t host_hellos, host_hellos_malformed;
+	uint64_t commands, commands_unknown, commands_malformed;
+	struct pl__ratelimit host_rl;
+	struct pl_json cmd_json;
 	void *ctx; /* of on_reply, on_room and on_lost */
 };
 
-/* Replies go to the producer of the frame; commands are counted (none is
- * defined yet). */
+static void send_diag(struct pl_daemon_link *dl);
+
+/* A COMMAND's answer, in the stream behind what waits. */
+static void command_result(struct pl_daemon_link *dl, const char *name, bool ok,
+			   const char *error)
+{
+	const char *line;
+
+	pl__json_reset(&dl->cmd_json);
+	pl__json_begin_object(&dl->cmd_json, NULL);
+	pl__json_str(&dl->cmd_json, "type", "command_result");
+	pl__json_str(&dl->cmd_json, "command", name);
+	pl__json_bool(&dl->cmd_json, "ok", ok);
+	if (error)
+		pl__json_str(&dl->cmd_json, "error", error);
+	pl__json_u64(&dl->cmd_json, "mono_ns", pl__mono_ns());
+	pl__json_end_object(&dl->cmd_json);
+	if ((line = pl__json_finish(&dl->cmd_json)))
+		pl__daemon_link_telemetry(dl, line);
+}
+
+static void on_host_hello(struct pl_daemon_link *dl, const uint8_t *payload, size_t len)
+{
+	dl->host_hellos++;
+	if (pl__host_hello_parse(payload, len, &dl->host_hello) < 0) {
+		dl->host_hellos_malformed++;
+		pl__log_warnx_limited(&dl->host_rl, "link: a HELLO from the host that is not a "
+				      "JSON object with a \"program\"");
+		return;
+	}
+	pl__log_info_limited(&dl->host_rl, "link: the host is %s %s (wire version %llu)",
+			     dl->host_hello.program, dl->host_hello.version,
+			     (unsigned long long)dl->host_hello.wire_version);
+}
+
+static void on_command(struct pl_daemon_link *dl, const uint8_t *payload, size_t len)
+{
+	char name[64];
+	enum pl_host_command c = pl__host_command_parse(payload, len, name, sizeof(name));
+
+	dl->commands++;
+	switch (c) {
+	case PL_CMD_PING:
+		command_result(dl, name, true, NULL);
+		break;
+	case PL_CMD_LINK_DIAG:
+		send_diag(dl);
+		command_result(dl, name, true, NULL);
+		break;
+	case PL_CMD_END:
+		command_result(dl, name, true, NULL);
+		pl__link_end_session(dl->link, "the host ended the stream (end_of_stream)");
+		break;
+	case PL_CMD_UNKNOWN:
+		dl->commands_unknown++;
+		command_result(dl, name, false, "unknown command");
+		break;
+	default:
+		dl->commands_malformed++;
+		command_result(dl, "", false, "not a JSON object with a string \"command\"");
+		break;
+	}
+}
+
+/* Replies go to the producer of the frame; HELLO and COMMAND are the
+ * session's (link_session_msgs.h). */
 static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_t *payload)
 {
 	struct pl_daemon_link *dl = ctx;
@@ -29,6 +100,10 @@ static void on_message(void *ctx, const struct pl_wire_header *hdr, const uint8_
 	dl->host_messages++;
 	if (hdr->type == PL_MSG_REPLY && dl->on_reply)
 		dl->on_reply(dl->ctx, hdr->frame_id, payload, hdr->payload_len);
+	else if (hdr->type == PL_MSG_HELLO)
+		on_host_hello(dl, payload, hdr->payload_len);
+	else if (hdr->type == PL_MSG_COMMAND)
+		on_command(dl, payload, hdr->payload_len);
 }
 
 static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct pl_link_stats *st)
@@ -82,11 +157,22 @@ static void on_diag(void *ctx, uint64_t expirations)
 {
 	struct pl_daemon_link *dl = ctx;
 	struct pl_link_stats st;
-	const char *line;
 
 	(void)expirations;
 	pl__link_get_stats(dl->link, &st);
 	if (!st.up || st.frames_sent + st.messages_sent == dl->diag_sent_before)
+		return;
+	send_diag(dl);
+}
+
+/* A link_diag line now (each second, or the host's COMMAND). */
+static void send_diag(struct pl_daemon_link *dl)
+{
+	struct pl_link_stats st;
+	const char *line;
+
+	pl__link_get_stats(dl->link, &st);
+	if (!st.up)
 		return;
 	pl__json_reset(&dl->j);
 	pl__json_begin_object(&dl->j, NULL);
@@ -152,6 +238,8 @@ int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 	if (!dl)
 		return -ENOMEM;
 	pl__json_init(&dl->j);
+	pl__json_init(&dl->cmd_json);
+	dl->host_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	dl->on_reply = on_reply;
 	dl->on_room = on_room_fn;
 	dl->ctx = ctx;
@@ -214,6 +302,17 @@ void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 	pl__json_u64(j, "packet_size", st.packet_size);
 	pl__json_u64(j, "telemetry_sent", dl->telemetry_sent);
 	pl__json_u64(j, "telemetry_dropped", dl->telemetry_dropped);
+	/* what the host said of itself (its last HELLO) and asked */
+	pl__json_begin_object(j, "host");
+	pl__json_str(j, "program", dl->host_hello.program);
+	pl__json_str(j, "version", dl->host_hello.version);
+	pl__json_u64(j, "wire_version", dl->host_hello.wire_version);
+	pl__json_u64(j, "hellos", dl->host_hellos);
+	pl__json_u64(j, "hellos_malformed", dl->host_hellos_malformed);
+	pl__json_u64(j, "commands", dl->commands);
+	pl__json_u64(j, "commands_unknown", dl->commands_unknown);
+	pl__json_u64(j, "commands_malformed", dl->commands_malformed);
+	pl__json_end_object(j);
 	diag_json((struct pl_daemon_link *)dl, j, &st);
 	pl__json_end_object(j);
 }
@@ -225,5 +324,6 @@ void pl__daemon_link_stop(struct pl_daemon_link *dl)
 	pl__loop_remove(dl->diag_timer);
 	pl__link_close(dl->link);
 	pl__json_free(&dl->j);
+	pl__json_free(&dl->cmd_json);
 	free(dl);
 }

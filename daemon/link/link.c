@@ -6,7 +6,9 @@
 #include "clock.h"
 #include "link_latency.h"
 #include "link_port.h"
+#include "link_session_msgs.h"
 #include "log.h"
+#include "pl_config.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -58,6 +60,7 @@ struct pl_link {
 
 	struct pl_latency latency;
 	struct pl_json latency_json;
+	struct pl_json hello_json;
 	struct pl_link_stats stats;
 };
 
@@ -302,6 +305,27 @@ static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 	say_malformed(l);
 }
 
+/* The session's first message, sequence 0 (link_session_msgs.h). */
+static void send_hello(struct pl_link *l)
+{
+	const struct pl_device_hello h = {
+		.program = l->cfg.program ? l->cfg.program : "perflinkd",
+		.version = PL_VERSION,
+		.transport = l->port->ops->name,
+		.packet_size = l->packet_size,
+		.max_host_payload = l->cfg.max_message_bytes,
+		.deadline_ms = l->cfg.deadline_ns / 1000000u,
+	};
+	const char *text;
+
+	pl__json_reset(&l->hello_json);
+	pl__device_hello_json(&l->hello_json, &h);
+	/* a message of its own: no newline, not a telemetry line */
+	text = pl__json_finish(&l->hello_json);
+	if (text && submit(l, PL_MSG_HELLO, 0, 0, pl__mono_ns(), text, strlen(text) - 1, NULL) < 0)
+		l->stats.messages_dropped++;
+}
+
 static void port_up(void *ctx, unsigned packet_size)
 {
 	struct pl_link *l = ctx;
@@ -314,6 +338,7 @@ static void port_up(void *ctx, unsigned packet_size)
 	pl__latency_reset(&l->latency);
 	pl__log_info_limited(&l->up_rl, "link: up over %s, %u-byte packets", l->port->ops->name,
 			     packet_size);
+	send_hello(l);
 	/* what waited goes first, and only then is the owner told: a frame
 	 * still held makes pl__link_frame_fits say no, and a producer that
 	 * waits for room would be told too early and then never again */
@@ -389,6 +414,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 	l->h = *h;
 	l->ctx = ctx;
 	pl__json_init(&l->latency_json);
+	pl__json_init(&l->hello_json);
 	if (cfg->chunk_bytes != 8192 && cfg->chunk_bytes != 16384) {
 		pl__log_warnx("link: write chunk must be 8192 or 16384 bytes, not %zu",
 			      cfg->chunk_bytes);
@@ -519,6 +545,12 @@ bool pl__link_is_up(const struct pl_link *l)
 	return l->up;
 }
 
+void pl__link_end_session(struct pl_link *l, const char *why)
+{
+	if (l->up)
+		l->port->ops->reset(l->port, why);
+}
+
 bool pl__link_tcp_totals(const struct pl_link *l, struct pl_link_tcp_totals *out)
 {
 	return pl__link_port_tcp_totals(l->port, out);
@@ -562,6 +594,7 @@ void pl__link_close(struct pl_link *l)
 		free(m);
 	}
 	pl__json_free(&l->latency_json);
+	pl__json_free(&l->hello_json);
 	free(l->held);
 	free(l);
 }

@@ -27,6 +27,7 @@ struct pl_link;
 struct pl_link_config {
 	const char *tcp_listen;      /* "HOST:PORT": the TCP port instead of USB */
 	const char *tcp_key_file;    /* the pre-shared key; NULL: loopback only */
+	const char *program;         /* named in the HELLO; NULL: "perflinkd" */
 	const char *ffs_dir;         /* a mounted functionfs instance */
 	bool setup_gadget;           /* make the gadget through configfs first */
 	struct pl_gadget_config gadget;
@@ -134,6 +135,9 @@ int pl__link_send_frame_hashed(struct pl_link *l, uint64_t frame_id, uint16_t fl
  * -ENOBUFS when the queue is full (dropped and counted), -ENOTCONN. */
 int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len);
 bool pl__link_is_up(const struct pl_link *l);
+/* End the session now, as the deadline would (USB: re-arm the gadget; TCP:
+ * drain and close the connection): the host said it is leaving. */
+void pl__link_end_session(struct pl_link *l, const char *why);
 /* Whether a frame of len bytes would be sent at once (not held): for
  * producers that prefer to wait for room rather than have frames replaced. */
 bool pl__link_frame_fits(const struct pl_link *l, size_t len);

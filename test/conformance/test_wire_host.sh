@@ -5,6 +5,8 @@
 # from the device checks as "Receiving" says; each frame's echo reaches the
 # producer; PINGs are answered at once; and each hostile message the host
 # sends at the end is counted in status under the reason wire.md names.
+# HELLO goes both ways, each COMMAND is answered, and end_of_stream ends
+# the session: the device closes the connection.
 #
 # usage: test_wire_host.sh PERFLINKD PERFLINK WIRE_HOST FRAME_PRODUCER
 set -u
@@ -53,4 +55,18 @@ done
 check "and the REPLY to a frame never sent as replies_never_sent" \
 	"echo '$st' | grep -q '\"replies_never_sent\":1[,}]'"
 check "the host is still the host after all of it" "echo '$st' | grep -q '\"state\":\"up\"'"
+check "the device's first message is its HELLO, with wire_version and commands" \
+	'[ "$(get device_hello_ok)" = 1 ]'
+check "status shows the host's HELLO: wire_host 1" \
+	"echo '$st' | grep -q '\"host\":{\"program\":\"wire_host\",\"version\":\"1\",\"wire_version\":1'"
+check "COMMAND ping and link_diag answered ok, and link_diag sent a link_diag line" \
+	'[ "$(get ping_ok)" = 1 ] && [ "$(get link_diag_ok)" = 1 ] && [ "$(get link_diag_on_command)" = 1 ]'
+check "an unknown and a malformed COMMAND answered not ok, and counted" \
+	"[ \"\$(get unknown_refused)\" = 1 ] && [ \"\$(get malformed_refused)\" = 1 ] &&
+	 echo '$st' | grep -q '\"commands_unknown\":1,\"commands_malformed\":1'"
+kill -USR1 "$hpid"
+wait "$hpid"; hpid=
+check "end_of_stream: answered, then the device closed the connection" \
+	'[ "$(get end_of_stream_ok)" = 1 ] && [ "$(get end_of_stream_closed)" = 1 ]'
+check "and the link waits for the next host" 'status | grep -q "\"state\":\"waiting for the host\""'
 finish

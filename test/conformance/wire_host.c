@@ -7,9 +7,12 @@
  * "Receiving" says (magic, version, header check, type, length, payload
  * checksum, zero padding to 64, sequence from 0 and +1), each FRAME
  * answered with a REPLY echoing it, PINGs answered by PONGs that carry the
- * PING's time, and at the end one hostile message of each kind the device
- * must reject and count (docs/wire.md "Link diagnostics"), plus a REPLY to
- * a frame never sent.
+ * PING's time, the device's HELLO first ("HELLO") and this host's own, the
+ * COMMANDs of "COMMAND" (each answered by a command_result line), and at
+ * the end one hostile message of each kind the device must reject and
+ * count (docs/wire.md "Link diagnostics"), plus a REPLY to a frame never
+ * sent. On SIGUSR1 it ends the stream with end_of_stream and waits for the
+ * device to close the connection.
  *
  * Prints what it saw as "name value" lines for the test to check.
  *
@@ -20,6 +23,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,8 +185,40 @@ static struct {
 	uint64_t telemetry_lines_ok;
 	uint64_t max_pong_ns, pong_time_ok;
 	uint64_t replies_sent;
+	uint64_t device_hello_ok, link_diag_lines;
+	uint64_t ping_ok, link_diag_ok, unknown_refused, malformed_refused, end_ok;
 } seen = { .sequence_ok = 1, .padding_ok = 1, .telemetry_lines_ok = 1, .pong_time_ok = 1 };
 static uint64_t expect_sequence, ping_sent_ns;
+
+/* One TELEMETRY message may hold several lines. */
+static void note_command_results(const char *text)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		char one[2048];
+
+		snprintf(one, sizeof(one), "%.*s", (int)(n < sizeof(one) ? n : sizeof(one) - 1), line);
+		if (strstr(one, "\"type\":\"link_diag\""))
+			seen.link_diag_lines++;
+		if (strstr(one, "\"type\":\"command_result\"")) {
+			bool ok = strstr(one, "\"ok\":true") != NULL;
+
+			if (ok && strstr(one, "\"command\":\"ping\""))
+				seen.ping_ok++;
+			else if (ok && strstr(one, "\"command\":\"link_diag\""))
+				seen.link_diag_ok++;
+			else if (ok && strstr(one, "\"command\":\"end_of_stream\""))
+				seen.end_ok++;
+			else if (!ok && strstr(one, "\"command\":\"bogus\"") &&
+				 strstr(one, "unknown command"))
+				seen.unknown_refused++;
+			else if (!ok && strstr(one, "\"command\":\"\""))
+				seen.malformed_refused++;
+		}
+		line = end ? end + 1 : NULL;
+	}
+}
 
 static bool read_message(int ms)
 {
@@ -232,6 +268,14 @@ static bool read_message(int ms)
 		seen.telemetry++;
 		if (h.payload_len == 0 || payload[h.payload_len - 1] != '\n' || payload[0] != '{')
 			seen.telemetry_lines_ok = 0;
+		payload[h.payload_len] = '\0'; /* there is room: the padding's buffer */
+		note_command_results((const char *)payload);
+		break;
+	case HELLO:
+		payload[h.payload_len] = '\0';
+		seen.device_hello_ok = h.sequence == 0 &&
+				       strstr((char *)payload, "\"wire_version\":1") &&
+				       strstr((char *)payload, "\"commands\":[");
 		break;
 	case PONG: {
 		uint64_t echoed = h.payload_len == 16 ? get64(payload) : 0;
@@ -305,6 +349,12 @@ int main(int argc, char **argv)
 	uint64_t end, next_ping = 0;
 	int kfd, one = 1;
 
+	sigset_t usr1;
+
+	/* SIGUSR1 is waited for at the end, never delivered */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	if (argc != 5) {
 		fprintf(stderr, "usage: wire_host PORT KEY_FILE FRAMES SECONDS\n");
 		return 2;
@@ -336,6 +386,25 @@ int main(int argc, char **argv)
 		if (!read_message(300) && seen.bad)
 			break;
 	}
+	/* "HELLO": what this host is; "COMMAND": each answered in the stream */
+	{
+		static const char hello[] =
+			"{\"type\":\"hello\",\"wire_version\":1,\"program\":\"wire_host\","
+			"\"version\":\"1\"}";
+		static const char *const commands[] = {
+			"{\"command\":\"ping\"}", "{\"command\":\"link_diag\"}",
+			"{\"command\":\"bogus\"}", "[\"not an object\"]",
+		};
+		uint64_t diag_before = seen.link_diag_lines;
+
+		send_message(HELLO, 0, hello, sizeof(hello) - 1);
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			send_message(COMMAND, 0, commands[i], strlen(commands[i]));
+		for (uint64_t until = now_ns() + 2000000000u;
+		     now_ns() < until && seen.malformed_refused == 0;)
+			read_message(100);
+		printf("link_diag_on_command %d\n", seen.link_diag_lines > diag_before);
+	}
 	/* a few more pings once the frames are done: each answered at once */
 	for (int i = 0; i < 3; i++) {
 		uint64_t until;
@@ -350,6 +419,11 @@ int main(int argc, char **argv)
 	/* let the device read them before the test asks its status */
 	for (uint64_t until = now_ns() + 500000000u; now_ns() < until;)
 		read_message(100);
+	printf("device_hello_ok %llu\nping_ok %llu\nlink_diag_ok %llu\nunknown_refused %llu\n"
+	       "malformed_refused %llu\n",
+	       (unsigned long long)seen.device_hello_ok, (unsigned long long)seen.ping_ok,
+	       (unsigned long long)seen.link_diag_ok, (unsigned long long)seen.unknown_refused,
+	       (unsigned long long)seen.malformed_refused);
 	printf("messages %llu\nframes %llu\ntelemetry %llu\npongs %llu\nbad %llu\n"
 	       "sequence_ok %llu\npadding_ok %llu\ntelemetry_lines_ok %llu\npong_time_ok %llu\n"
 	       "max_pong_ms %.3f\nreplies_sent %llu\n",
@@ -360,7 +434,37 @@ int main(int argc, char **argv)
 	       (unsigned long long)seen.pong_time_ok, (double)seen.max_pong_ns / 1e6,
 	       (unsigned long long)seen.replies_sent);
 	fflush(stdout);
-	/* stay connected until the test has read the device's status */
-	pause();
+	/* stay connected until the test has read the device's status, then
+	 * end the stream: the device answers and closes the connection */
+	{
+		int sig;
+
+		sigwait(&usr1, &sig);
+	}
+	{
+		static const char end_cmd[] = "{\"command\":\"end_of_stream\"}";
+
+		send_message(COMMAND, 0, end_cmd, sizeof(end_cmd) - 1);
+	}
+	{
+		bool closed = false;
+
+		for (uint64_t until = now_ns() + 3000000000u; now_ns() < until && !closed;) {
+			struct pollfd pfd = { fd, POLLIN, 0 };
+			uint8_t b;
+
+			if (seen.end_ok) {
+				/* the rest of the stream, then its end */
+				if (poll(&pfd, 1, 100) == 1 && recv(fd, &b, 1, MSG_PEEK) == 0)
+					closed = true;
+				else if (pfd.revents)
+					read_message(100);
+			} else {
+				read_message(100);
+			}
+		}
+		printf("end_of_stream_ok %llu\nend_of_stream_closed %d\n",
+		       (unsigned long long)seen.end_ok, closed);
+	}
 	return 0;
 }

@@ -159,6 +159,17 @@ int main(void)
 	fd = host_connect(port);
 	spin(50);
 	TAP_OK(ups == 1 && pl__link_is_up(link_), "the host connected: link up");
+	/* the session's first message: the device's HELLO (docs/wire.md) */
+	ret = host_read(fd, &s, PL_MSG_HELLO, 2000, &hdr, got, sizeof(got) - 1);
+	got[ret == 1 ? hdr.payload_len : 0] = '\0';
+	TAP_OK(ret == 1 && hdr.sequence == 0 && strstr((char *)got, "\"type\":\"hello\"") &&
+		       strstr((char *)got, "\"wire_version\":1") &&
+		       strstr((char *)got, "\"program\":\"perflinkd\"") &&
+		       strstr((char *)got, "\"packet_size\":64") &&
+		       strstr((char *)got, "\"max_host_payload\":4194304") &&
+		       strstr((char *)got, "\"deadline_ms\":300") &&
+		       strstr((char *)got, "\"commands\":[\"ping\",\"link_diag\",\"end_of_stream\"]"),
+	       "the first message is the device's HELLO, sequence 0: %.300s", (char *)got);
 
 	for (size_t i = 0; i < sizeof(frame); i++)
 		frame[i] = (uint8_t)(i * 13 + 5);
@@ -229,7 +240,8 @@ int main(void)
 	close(fd);
 
 	/* A new host connection: it gets the frame held when the last one went
-	 * away (the newest, 139), sequence 0; then another replaces it. */
+	 * away (the newest, 139), right after its HELLO; then another replaces
+	 * it. */
 	fd = host_connect(port);
 	spin(50);
 	TAP_OK(ups == 2, "a host can connect again");
@@ -237,7 +249,7 @@ int main(void)
 	pl__wire_stream_init(&s, 64, 1u << 20);
 	ret = host_read(fd, &s, PL_MSG_FRAME, 2000, &hdr, got, sizeof(got));
 	pl__link_get_stats(link_, &st);
-	TAP_OK(ret == 1 && hdr.frame_id == 139 && hdr.sequence == 0,
+	TAP_OK(ret == 1 && hdr.frame_id == 139 && hdr.sequence == 1,
 	       "the frame held when the host went away goes to the next one, not lost (frame %llu)",
 	       (unsigned long long)hdr.frame_id);
 	TAP_OK(st.frames_lost >= 1 && st.frames_lost <= 40 - 1,
@@ -250,8 +262,8 @@ int main(void)
 	pl__wire_stream_init(&s, 64, 1u << 20);
 	TAP_OK(pl__link_send_frame(link_, 200, 0, frame, 1000) == 0, "frame to the new host");
 	ret = host_read(fd2, &s, PL_MSG_FRAME, 2000, &hdr, got, sizeof(got));
-	TAP_OK(ret == 1 && hdr.frame_id == 200 && hdr.sequence == 0,
-	       "the new connection gets it, its sequence starting at 0");
+	TAP_OK(ret == 1 && hdr.frame_id == 200 && hdr.sequence == 1,
+	       "the new connection gets it, sequence 1: its HELLO was 0");
 	/* Garbage from the host is counted, not fatal. */
 	send(fd2, "garbage garbage garbage garbage garbage garbage garbage garbage!", 64, MSG_NOSIGNAL);
 	host_send(fd2, &seq, PL_MSG_PING, 0, 5, NULL, 0);
