@@ -69,4 +69,5 @@ wait "$hpid"; hpid=
 check "end_of_stream: answered, then the device closed the connection" \
 	'[ "$(get end_of_stream_ok)" = 1 ] && [ "$(get end_of_stream_closed)" = 1 ]'
 check "and the link waits for the next host" 'status | grep -q "\"state\":\"waiting for the host\""'
+[ $failed -eq 0 ] || { echo "# --- wire_host's stderr"; diag "$d/host.err"; }
 finish

@@ -103,7 +103,8 @@ static size_t encode(uint8_t *out, const struct header *h, const void *payload, 
 	put64(out + 24, XXH3_64bits(payload, len));
 	put64(out + 32, h->send_time_ns);
 	put64(out + 40, h->frame_id);
-	memcpy(out + HEADER, payload, len);
+	if (len) /* a PING has no payload: NULL */
+		memcpy(out + HEADER, payload, len);
 	put32(out + 12, (uint32_t)XXH3_64bits(out, HEADER));
 	return total;
 }
