@@ -82,6 +82,11 @@ void pl__link_config_default(struct pl_link_config *cfg)
 
 /* Build the header and hand header + payload + padding to the port as one
  * message. hash: the payload's XXH3 when the caller has it, else NULL. */
+static uint64_t inflight(const struct pl_link *l)
+{
+	return l->port->ops->inflight(l->port);
+}
+
 static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, uint16_t flags,
 		  uint64_t queued_ns, const void *payload, size_t len, const uint64_t *hash)
 {
@@ -117,7 +122,7 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 	if (total > PL_WIRE_HEADER_SIZE + len)
 		iov[n++] = (struct iovec){ (void *)zero_pad, total - PL_WIRE_HEADER_SIZE - len };
 	memset(&diag, 0, sizeof(diag));
-	was_idle = l->port->ops->inflight(l->port) == 0;
+	was_idle = inflight(l) == 0;
 	if ((err = l->port->ops->send(l->port, iov, n, type == PL_MSG_FRAME ? &frame_id : NULL,
 				      &diag)) < 0)
 		return err;
@@ -133,11 +138,6 @@ static int submit(struct pl_link *l, enum pl_wire_type type, uint64_t frame_id, 
 		l->stats.messages_sent++;
 	}
 	return 0;
-}
-
-static uint64_t inflight(const struct pl_link *l)
-{
-	return l->port->ops->inflight(l->port);
 }
 
 /* Telemetry and other messages may use at most half the budget, so that a

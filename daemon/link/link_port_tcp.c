@@ -479,6 +479,9 @@ static const struct pl_link_port_ops tcp_ops = {
 	.close = tcp_close,
 };
 
+/* What the drain found lost, to the link. p->ev.frames_lost is read at the
+ * call, not when the drain was made: closing the port clears it, and a
+ * drain ended by the close then tells nobody. */
 static void drained_lost(void *ctx, const uint64_t *frame_ids, size_t n)
 {
 	struct tcp_port *p = ctx;

@@ -149,12 +149,18 @@ static void close_fd(struct pl_tcp_link *l)
 	l->broken = 0;
 }
 
-static void connect_failed(struct pl_tcp_link *l, int err)
+/* Closed, to connect again after retry_ms. */
+static void retry_later(struct pl_tcp_link *l)
 {
 	close_fd(l);
 	l->state = IDLE;
-	l->stats.failed_connects++;
 	l->next_attempt_ns = pl__mono_ns() + (uint64_t)l->cfg.retry_ms * 1000000u;
+}
+
+static void connect_failed(struct pl_tcp_link *l, int err)
+{
+	retry_later(l);
+	l->stats.failed_connects++;
 	if (l->said != SAID_FAILED || l->said_errno != err)
 		pl__log_warnx("cannot connect to %s: %s; retrying every %.1f s", l->address,
 			      strerror(err), l->cfg.retry_ms / 1000.0);
@@ -178,10 +184,8 @@ static void now_connected(struct pl_tcp_link *l)
 /* The connection went away (read end, reset, write error). */
 static void lost(struct pl_tcp_link *l, const char *why)
 {
-	close_fd(l);
-	l->state = IDLE;
+	retry_later(l);
 	l->stats.disconnects++;
-	l->next_attempt_ns = pl__mono_ns() + (uint64_t)l->cfg.retry_ms * 1000000u;
 	pl__log_warnx("connection to %s lost (%s); reconnecting every %.1f s", l->address, why,
 		      l->cfg.retry_ms / 1000.0);
 	l->said = SAID_LOST;
@@ -194,10 +198,8 @@ static void auth_failed(struct pl_tcp_link *l, const char *why)
 {
 	bool was_connected = l->state == CONNECTED;
 
-	close_fd(l);
-	l->state = IDLE;
+	retry_later(l);
 	l->stats.failed_auths++;
-	l->next_attempt_ns = pl__mono_ns() + (uint64_t)l->cfg.retry_ms * 1000000u;
 	if (l->said != SAID_AUTH_FAILED || l->said_auth != why)
 		pl__log_warnx("%s: %s; retrying every %.1f s", l->address, why,
 			      l->cfg.retry_ms / 1000.0);
