@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "median.h"
+
 #define MAX_ROUNDS 64
 
 enum mode { BARE, DORMANT, PROFILER, SAMPLER, MODES };
@@ -39,19 +41,6 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* µs a process: n spawns of /bin/true with env, one after another. */
@@ -136,7 +125,7 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		for (int m = 0; m < MODES; m++)
 			if (shim[s] && !(s == 1 && m == BARE))
-				med[s][m] = median(v[s][m], rounds);
+				med[s][m] = bench_median(v[s][m], rounds);
 	med[1][BARE] = med[0][BARE];
 
 	printf("/bin/true spawned, µs a process start (median of %d rounds of %d spawns)\n\n",

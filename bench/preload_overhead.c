@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "median.h"
+
 #define BATCHES 40
 #define MAX_ROUNDS 32
 
@@ -54,13 +56,6 @@ static double now_ns(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* ns per call of fn(FIONREAD): the best of batches batches of per calls */
@@ -190,12 +185,6 @@ static int run_mode(enum mode m, const char *self, const char *shim, const char 
 	return 0;
 }
 
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static const char *verdict(int ok)
 {
 	return ok ? "met" : "MISSED";
@@ -271,15 +260,15 @@ int main(int argc, char **argv)
 	unlink(off);
 	rmdir(dir);
 	for (i = 0; i < MODES; i++)
-		med[i] = have[i] ? median(v[i], have[i]) : 0;
+		med[i] = have[i] ? bench_median(v[i], have[i]) : 0;
 	if (!have[BARE] || !have[DORMANT] || !have[ACTIVE] || !n_dir[DORMANT] || !n_dir[ACTIVE]) {
 		fprintf(stderr, "preload_overhead: a mode failed to run\n");
 		return 1;
 	}
 	for (i = 0; i < MODES; i++)
-		med_dir[i] = n_dir[i] ? median(dir_v[i], n_dir[i]) : 0;
-	med_mono = median(mono, have[ACTIVE]);
-	med_cpu = median(cpu, have[ACTIVE]);
+		med_dir[i] = n_dir[i] ? bench_median(dir_v[i], n_dir[i]) : 0;
+	med_mono = bench_median(mono, have[ACTIVE]);
+	med_cpu = bench_median(cpu, have[ACTIVE]);
 
 	printf("FIONREAD on a pipe, ns per ioctl (median over %d rounds of each process's best "
 	       "of %d batches; %ld calls a process, %ld under strace)\n\n",

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "median.h"
+
 #define MAX_ROUNDS 50
 #define THREAD_NAME "plbench-work"
 
@@ -106,19 +108,6 @@ struct result {
 	double work_s, cpu_s;
 	unsigned long samples; /* as the profiler reports them */
 };
-
-static int by_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static unsigned long perflink_samples(const char *path)
 {
@@ -254,7 +243,7 @@ static void paired_compare(const char *what, const double *p, const double *g, i
 		if (d[i] < 0)
 			cheaper++;
 	}
-	double med = median(d, rounds), pv = n ? sign_test_p(cheaper, n) : 1;
+	double med = bench_median(d, rounds), pv = n ? sign_test_p(cheaper, n) : 1;
 
 	printf("%-17s perflink cheaper than gperftools in %d of %d rounds (sign test p = %.3f), "
 	       "median difference %+.1f %s: %s\n",
@@ -351,7 +340,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (have_gperf) {
-		/* within each round, before median() sorts the columns */
+		/* within each round, before bench_median() sorts the columns */
 		printf("\n");
 		paired_compare("work thread", work[PERFLINK], work[GPERFTOOLS], rounds, 1e3, "ms");
 		paired_compare("process", cpu[PERFLINK], cpu[GPERFTOOLS], rounds, 1e3, "ms");
@@ -361,8 +350,8 @@ int main(int argc, char **argv)
 	for (int m = 0; m < MODES; m++) {
 		if (m == GPERFTOOLS && !have_gperf)
 			continue;
-		med_work[m] = median(work[m], rounds);
-		med_cpu[m] = median(cpu[m], rounds);
+		med_work[m] = bench_median(work[m], rounds);
+		med_cpu[m] = bench_median(cpu[m], rounds);
 		printf("%-18s %10.3f %10.3f %9.2f %9.2f %12.0f\n", mode_name[m], med_work[m], med_cpu[m],
 		       100 * (med_work[m] / med_work[BARE] - 1), 100 * (med_cpu[m] / med_cpu[BARE] - 1),
 		       (double)samples[m] / rounds);
@@ -370,7 +359,7 @@ int main(int argc, char **argv)
 	if (have_gperf) {
 		double ow_p = med_work[PERFLINK] - med_work[BARE], ow_g = med_work[GPERFTOOLS] - med_work[BARE];
 		double oc_p = med_cpu[PERFLINK] - med_cpu[BARE], oc_g = med_cpu[GPERFTOOLS] - med_cpu[BARE];
-		double lo = work[BARE][0], hi = work[BARE][rounds - 1]; /* sorted by median() */
+		double lo = work[BARE][0], hi = work[BARE][rounds - 1]; /* sorted by bench_median() */
 
 		printf("\noverhead over bare, medians (perflink / gperftools): work thread %.1f / %.1f "
 		       "ms, process %.1f / %.1f ms\n",
