@@ -21,8 +21,9 @@
  * the 8 KiB requests when it follows the wire header). --header 1 sends each
  * message as the link's three pieces, a 48-byte header, the payload and
  * zeros up to the packet size, so the first and last request of a message
- * are written from two buffers. --out-reads N keeps N reads queued on the
- * OUT endpoint, as the link does for the host's messages.
+ * are written from two buffers. --out-reads N keeps N reads of 16 KiB
+ * queued on the OUT endpoint, as many as the link keeps at most for the
+ * host's messages (it sizes them by the message, link_aio_rx.h).
  * Host side: perflink-host --drain. */
 #include "clock.h"
 #include "event_loop.h"
@@ -82,7 +83,7 @@ static void on_enable(void *ctx, int ep_in, int ep_out, unsigned packet)
 	struct bare *b = ctx;
 
 	b->packet = packet;
-	if (b->rx && pl__aio_rx_attach(b->rx, ep_out) < 0)
+	if (b->rx && pl__aio_rx_attach(b->rx, ep_out, packet) < 0)
 		pl__fatalx("cannot queue the OUT reads");
 	pl__aio_tx_attach(b->tx, ep_in, b->packet_for_zlp ? packet : 0);
 	b->up = true;
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
 	pl__loop_add_fd(loop, pl__ffs_ep0_fd(ffs), EPOLLIN, on_ep0, ffs, NULL);
 	pl__loop_add_fd(loop, pl__aio_tx_eventfd(b.tx), EPOLLIN, on_tx, &b, NULL);
 	/* the link's default read size (link.c) */
-	if (out_reads > 0 && (pl__aio_rx_open(&b.rx, (unsigned)out_reads, 16384, on_rx_bytes, &b) < 0 ||
+	if (out_reads > 0 && (pl__aio_rx_open(&b.rx, (unsigned)out_reads, 16384, on_rx_bytes, NULL, &b) < 0 ||
 			      pl__loop_add_fd(loop, pl__aio_rx_eventfd(b.rx), EPOLLIN, on_rx, &b, NULL) < 0))
 		pl__fatalx("cannot set up the OUT reads");
 	if (pl__gadget_bind(&g, true) < 0)

@@ -266,3 +266,16 @@ int pl__wire_stream_next(struct pl_wire_stream *s, struct pl_wire_header *hdr,
 	}
 	return 0;
 }
+
+size_t pl__wire_stream_wanted(const struct pl_wire_stream *s)
+{
+	struct pl_wire_header hdr;
+	size_t total;
+
+	if (s->pending_consume || s->len < PL_WIRE_HEADER_SIZE ||
+	    pl__wire_decode_header(s->buf + s->start, &hdr) != PL_WIRE_OK ||
+	    hdr.payload_len > s->max_payload)
+		return 0;
+	total = pl__wire_message_size(hdr.payload_len, s->pad);
+	return total > s->len ? total - s->len : 0;
+}

@@ -124,5 +124,11 @@ size_t pl__wire_stream_feed(struct pl_wire_stream *s, const void *data, size_t l
  * call), 0 when more bytes are needed. Malformed bytes are skipped inside. */
 int pl__wire_stream_next(struct pl_wire_stream *s, struct pl_wire_header *hdr,
 			 const uint8_t **payload);
+/* After pl__wire_stream_next returned 0: how many more bytes complete the
+ * message whose header is buffered and checks; 0 when no such header is
+ * there (nothing buffered, less than a header, or bytes that are no
+ * message). A reader sizes its next reads by it (daemon/link/
+ * link_aio_rx.h). */
+size_t pl__wire_stream_wanted(const struct pl_wire_stream *s);
 
 #endif

@@ -265,6 +265,13 @@ static void reply_dropped(struct pl_link *l, const struct pl_wire_header *hdr,
 					"connection");
 }
 
+static size_t port_bytes_wanted(void *ctx)
+{
+	struct pl_link *l = ctx;
+
+	return pl__wire_stream_wanted(&l->in);
+}
+
 static void port_bytes(void *ctx, const uint8_t *data, size_t len)
 {
 	struct pl_link *l = ctx;
@@ -399,6 +406,7 @@ int pl__link_open(struct pl_link **out, const struct pl_link_config *cfg, struct
 		.down = port_down,
 		.progress = port_progress,
 		.bytes = port_bytes,
+		.bytes_wanted = port_bytes_wanted,
 		.frames_lost = port_frames_lost,
 	};
 	struct pl_link *l = calloc(1, sizeof(*l));

@@ -15,19 +15,24 @@ struct pl_aio_rx {
 	io_context_t ctx;
 	int efd, ep_fd;
 	unsigned depth;
-	size_t read_bytes;
+	size_t read_bytes;     /* the largest read; each has a buffer this big */
+	unsigned packet;       /* of the endpoint attached */
+	size_t planned;        /* bytes the queued reads ask for, together */
+	bool failing;          /* a read failed: the endpoint is going away */
 	uint8_t *bufs;
 	struct iocb *iocbs;
 	bool *queued;
+	size_t *asked;         /* each queued read's length */
 	struct io_event *events;
 	pl__aio_rx_cb cb;
+	pl__aio_rx_want_cb want;
 	void *cb_ctx;
 	struct pl_aio_rx_totals totals;
 	struct pl__ratelimit error_rl;
 };
 
 int pl__aio_rx_open(struct pl_aio_rx **out, unsigned depth, size_t read_bytes,
-		    pl__aio_rx_cb cb, void *ctx)
+		    pl__aio_rx_cb cb, pl__aio_rx_want_cb want, void *ctx)
 {
 	struct pl_aio_rx *rx;
 	int err;
@@ -41,13 +46,15 @@ int pl__aio_rx_open(struct pl_aio_rx **out, unsigned depth, size_t read_bytes,
 	rx->depth = depth;
 	rx->read_bytes = read_bytes;
 	rx->cb = cb;
+	rx->want = want;
 	rx->cb_ctx = ctx;
 	rx->error_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	rx->bufs = malloc((size_t)depth * read_bytes);
 	rx->iocbs = calloc(depth, sizeof(*rx->iocbs));
 	rx->queued = calloc(depth, sizeof(*rx->queued));
+	rx->asked = calloc(depth, sizeof(*rx->asked));
 	rx->events = calloc(depth, sizeof(*rx->events));
-	if (!rx->bufs || !rx->iocbs || !rx->queued || !rx->events) {
+	if (!rx->bufs || !rx->iocbs || !rx->queued || !rx->asked || !rx->events) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -70,35 +77,73 @@ int pl__aio_rx_eventfd(const struct pl_aio_rx *rx)
 	return rx->efd;
 }
 
-static int queue_read(struct pl_aio_rx *rx, unsigned i)
+static int queue_read(struct pl_aio_rx *rx, unsigned i, size_t len)
 {
 	struct iocb *cb = &rx->iocbs[i];
 	struct iocb *one[1] = { cb };
 	int n;
 
-	io_prep_pread(cb, rx->ep_fd, rx->bufs + (size_t)i * rx->read_bytes, rx->read_bytes, 0);
+	io_prep_pread(cb, rx->ep_fd, rx->bufs + (size_t)i * rx->read_bytes, len, 0);
 	io_set_eventfd(cb, rx->efd);
 	cb->data = (void *)(uintptr_t)i;
 	n = io_submit(rx->ctx, 1, one);
 	if (n != 1)
 		return n < 0 ? n : -EIO;
 	rx->queued[i] = true;
+	rx->asked[i] = len;
+	rx->planned += len;
 	return 0;
 }
 
-int pl__aio_rx_attach(struct pl_aio_rx *rx, int ep_fd)
+static int free_slot(const struct pl_aio_rx *rx)
 {
-	unsigned i;
+	for (unsigned i = 0; i < rx->depth; i++)
+		if (!rx->queued[i])
+			return (int)i;
+	return -1;
+}
+
+/* Queue what the next bytes need (link_aio_rx.h): 0 or -errno. */
+static int top_up(struct pl_aio_rx *rx)
+{
+	size_t want;
+	int i, err = 0;
+
+	if (rx->ep_fd < 0 || rx->failing)
+		return 0;
+	if (!rx->want) {
+		while (err == 0 && (i = free_slot(rx)) >= 0)
+			err = queue_read(rx, (unsigned)i, rx->read_bytes);
+		return err;
+	}
+	want = rx->want(rx->cb_ctx);
+	if (want == 0)
+		/* the start of a message: one packet holds its header */
+		return rx->planned == 0 && (i = free_slot(rx)) >= 0
+			       ? queue_read(rx, (unsigned)i, rx->packet)
+			       : 0;
+	while (err == 0 && rx->planned < want && (i = free_slot(rx)) >= 0) {
+		size_t len = want - rx->planned;
+
+		len = (len + rx->packet - 1) / rx->packet * rx->packet;
+		err = queue_read(rx, (unsigned)i, len < rx->read_bytes ? len : rx->read_bytes);
+	}
+	return err;
+}
+
+int pl__aio_rx_attach(struct pl_aio_rx *rx, int ep_fd, unsigned packet_size)
+{
 	int err;
 
+	if (packet_size == 0 || packet_size > rx->read_bytes)
+		return -EINVAL;
 	rx->ep_fd = ep_fd;
-	for (i = 0; i < rx->depth; i++) {
-		if ((err = queue_read(rx, i)) < 0) {
-			pl__log_warnc(err, "link: queueing OUT read %u", i);
-			return err;
-		}
-	}
-	return 0;
+	rx->packet = packet_size;
+	rx->planned = 0;
+	rx->failing = false;
+	if ((err = top_up(rx)) < 0)
+		pl__log_warnc(err, "link: queueing OUT reads");
+	return err;
 }
 
 static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, bool requeue)
@@ -114,10 +159,13 @@ static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, 
 		unsigned idx = (unsigned)(uintptr_t)rx->events[i].data;
 		long res = (long)rx->events[i].res;
 
-		if (idx >= rx->depth)
+		if (idx >= rx->depth || !rx->queued[idx])
 			continue;
 		rx->queued[idx] = false;
-		if (res > 0) {
+		rx->planned -= rx->asked[idx];
+		if (res == 0) {
+			rx->totals.zero_length_reads++;
+		} else if (res > 0) {
 			rx->totals.reads++;
 			rx->totals.bytes += (uint64_t)res;
 			rx->cb(rx->cb_ctx, rx->bufs + (size_t)idx * rx->read_bytes, (size_t)res);
@@ -125,19 +173,20 @@ static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, 
 			rx->totals.requeued_after_epipe++;
 		} else if (res == -ESHUTDOWN || res == -ECANCELED || res == -ECONNRESET) {
 			/* the endpoint was disabled or the read cancelled: the
-			 * normal end of a connection, not a failure */
-			continue;
+			 * normal end of a connection, not a failure; nothing
+			 * more is queued until the next attach */
+			rx->failing = true;
 		} else if (res < 0) {
 			rx->totals.failed_reads++;
 			rx->totals.last_error = (int)res;
 			pl__log_warnx_limited(&rx->error_rl, "link: an OUT read failed: %s",
 					      strerror((int)-res));
 			/* a failing endpoint is going away: do not spin on it */
-			continue;
+			rx->failing = true;
 		}
-		if (requeue && rx->ep_fd >= 0 && queue_read(rx, idx) < 0)
-			pl__log_warnx_limited(&rx->error_rl, "link: cannot requeue OUT read");
 	}
+	if (requeue && top_up(rx) < 0)
+		pl__log_warnx_limited(&rx->error_rl, "link: cannot queue OUT reads");
 	return n;
 }
 
@@ -193,6 +242,7 @@ void pl__aio_rx_close(struct pl_aio_rx *rx)
 	free(rx->bufs);
 	free(rx->iocbs);
 	free(rx->queued);
+	free(rx->asked);
 	free(rx->events);
 	free(rx);
 }

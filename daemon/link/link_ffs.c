@@ -132,9 +132,15 @@ static void enable(struct pl_ffs *f)
 	if (f->enabled)
 		close_endpoints(f, "enabled again");
 	/* The endpoint files are named in descriptor order: ep1 is bulk IN,
-	 * ep2 bulk OUT (link_ffs_desc.c). */
-	f->ep_in = open_at(f->dir, "ep1", O_RDWR);
-	f->ep_out = open_at(f->dir, "ep2", O_RDWR);
+	 * ep2 bulk OUT (link_ffs_desc.c). O_NONBLOCK: I/O submitted to an
+	 * endpoint that is not enabled (between an unbind and the DISABLE
+	 * event that tells of it) fails with EAGAIN instead of waiting in the
+	 * kernel for the next enable, which would stop the event loop that
+	 * must read that event (f_fs.c ffs_epfile_wait_ep). I/O on an enabled
+	 * endpoint is not changed by it: AIO stays asynchronous, and a
+	 * synchronous write still waits for its completion. */
+	f->ep_in = open_at(f->dir, "ep1", O_RDWR | O_NONBLOCK);
+	f->ep_out = open_at(f->dir, "ep2", O_RDWR | O_NONBLOCK);
 	if (f->ep_in < 0 || f->ep_out < 0) {
 		pl__log_warnc(f->ep_in < 0 ? f->ep_in : f->ep_out,
 			      "functionfs: cannot open endpoints in %s", f->dir);
@@ -218,6 +224,11 @@ int pl__ffs_handle_ep0(struct pl_ffs *f)
 			}
 		}
 	}
+}
+
+void pl__ffs_drop_endpoints(struct pl_ffs *f, const char *why)
+{
+	close_endpoints(f, why);
 }
 
 void pl__ffs_close(struct pl_ffs *f)

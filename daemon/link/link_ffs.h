@@ -38,6 +38,11 @@ int pl__ffs_ep0_fd(const struct pl_ffs *f);
 int pl__ffs_handle_ep0(struct pl_ffs *f);
 bool pl__ffs_enabled(const struct pl_ffs *f);
 void pl__ffs_get_counters(const struct pl_ffs *f, struct pl_ffs_counters *out);
+/* Close the endpoints now, as a DISABLE would (the disable callback runs if
+ * they were open), keeping ep0: before perflinkd unbinds the gadget
+ * itself, so that nothing is submitted to an endpoint going away. The
+ * events that follow find them closed already. */
+void pl__ffs_drop_endpoints(struct pl_ffs *f, const char *why);
 /* Close the endpoints (calling disable if enabled) and ep0. NULL is fine. */
 void pl__ffs_close(struct pl_ffs *f);
 

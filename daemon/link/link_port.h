@@ -28,6 +28,9 @@ struct pl_link_port_events {
 	void (*progress)(void *ctx);
 	/* Bytes from the peer, in order. */
 	void (*bytes)(void *ctx, const uint8_t *data, size_t len);
+	/* How many more bytes the peer's message being received needs, 0 when
+	 * none has begun: a port that reads in requests sizes them by it. */
+	size_t (*bytes_wanted)(void *ctx);
 	/* Frames sent that the peer will never get (the connection went away
 	 * with their bytes not taken), just before down(). NULL-safe: a port
 	 * that cannot know says nothing. */

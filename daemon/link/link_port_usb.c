@@ -7,16 +7,25 @@
 #include "link_ffs.h"
 #include "link_port.h"
 #include "link_sync_tx.h"
+#include "udc_reoffer.h"
 #include "clock.h"
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 /* The write size when the kernel has no native AIO: the --sync default. */
 #define PL_LINK_SYNC_FALLBACK_BYTES 32768
+/* How long a gadget someone else bound stays unbound when it is offered
+ * afresh: long enough for the host's hub to see it leave (a cable
+ * pull of the vm rig's is 300 ms too). */
+#define PL_LINK_REOFFER_NS (300ull * 1000 * 1000)
 
 struct usb_port {
 	struct pl_link_port base;
@@ -32,6 +41,9 @@ struct usb_port {
 	struct pl_aio_tx *tx;
 	struct pl_aio_rx *rx;
 	struct pl_link_tx_totals sync_totals;
+	int udc_fd;            /* >= 0 while an external gadget is unbound */
+	struct pl_loop_watch *rebind_timer;
+	char udc[64];          /* the external gadget's UDC, when known */
 };
 
 /* The AIO sender's view of a send, in the link's terms. */
@@ -127,6 +139,13 @@ static void on_rx_bytes(void *ctx, const uint8_t *data, size_t len)
 	p->ev.bytes(p->ctx, data, len);
 }
 
+static size_t on_rx_want(void *ctx)
+{
+	struct usb_port *p = ctx;
+
+	return p->ev.bytes_wanted ? p->ev.bytes_wanted(p->ctx) : 0;
+}
+
 static void ffs_enable(void *ctx, int ep_in, int ep_out, unsigned packet_size)
 {
 	struct usb_port *p = ctx;
@@ -134,7 +153,7 @@ static void ffs_enable(void *ctx, int ep_in, int ep_out, unsigned packet_size)
 	p->ep_in = ep_in;
 	if (p->tx)
 		pl__aio_tx_attach(p->tx, ep_in, packet_size);
-	if (p->rx && pl__aio_rx_attach(p->rx, ep_out) < 0)
+	if (p->rx && pl__aio_rx_attach(p->rx, ep_out, packet_size) < 0)
 		pl__log_warnx("link: the host's messages cannot be received");
 	p->ev.up(p->ctx, packet_size);
 }
@@ -178,17 +197,90 @@ static void disarm(struct usb_port *p)
 	p->ffs = NULL;
 }
 
-/* Drop the gadget and offer it again: the host enumerates it afresh, which
- * recovers a host side that stopped reading. */
-static void usb_reset(struct pl_link_port *base, const char *why)
+static void on_rebind(void *ctx, uint64_t expirations)
 {
-	struct usb_port *p = (struct usb_port *)base;
+	struct usb_port *p = ctx;
 	int err;
 
-	pl__log_warnx("link: %s; dropping the gadget and re-arming it", why);
+	(void)expirations;
+	if (p->udc_fd < 0)
+		return;
+	if ((err = pl__udc_write(p->udc_fd, p->udc)) < 0)
+		pl__log_warnc(err, "link: binding the gadget to UDC %s again failed: the host "
+			      "sees no device until its owner binds it", p->udc);
+	close(p->udc_fd);
+	p->udc_fd = -1;
+}
+
+/* A gadget someone else bound: unbind it from its UDC and bind it again
+ * shortly after (udc_reoffer.h). 0, or -errno when that cannot be done here
+ * (logged). */
+static int reoffer_external(struct usb_port *p)
+{
+	char udc_file[PATH_MAX];
+	int err;
+
+	if (p->udc_fd >= 0)
+		return 0; /* already unbound: the timer binds it */
+	if ((err = pl__udc_of_ffs("/proc/self/mountinfo", p->cfg.gadget.configfs, p->cfg.ffs_dir,
+				  udc_file, sizeof(udc_file), p->udc, sizeof(p->udc))) < 0) {
+		pl__log_warnc(err, "link: cannot find the configfs gadget of %s and its UDC",
+			      p->cfg.ffs_dir);
+		return err;
+	}
+	if ((p->udc_fd = open(udc_file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		err = -errno;
+		pl__log_warnc(err, "link: cannot open %s", udc_file);
+		return err;
+	}
+	if (!p->rebind_timer &&
+	    (err = pl__loop_add_timer(p->loop, 0, 0, on_rebind, p, &p->rebind_timer)) < 0)
+		goto fail;
+	/* nothing may be submitted to the endpoints once the unbind began */
+	pl__ffs_drop_endpoints(p->ffs, "unbind");
+	if ((err = pl__udc_write(p->udc_fd, NULL)) < 0) {
+		pl__log_warnc(err, "link: unbinding the gadget from UDC %s", p->udc);
+		goto fail;
+	}
+	pl__loop_timer_set(p->rebind_timer, PL_LINK_REOFFER_NS, 0);
+	return 0;
+fail:
+	close(p->udc_fd);
+	p->udc_fd = -1;
+	return err;
+}
+
+/* Close ep0 and open it again. A gadget perflinkd set up is bound again
+ * too; one that someone else bound stays unbound until they bind it again
+ * (udc_reoffer.h says why). */
+static void rearm(struct usb_port *p, const char *why)
+{
+	int err;
+
+	if (p->cfg.setup_gadget)
+		pl__log_warnx("link: %s; dropping the gadget and re-arming it", why);
+	else
+		pl__log_warnx("link: %s; re-arming the gadget: it stays unbound until its "
+			      "owner binds it again", why);
 	disarm(p);
 	if ((err = arm(p)) < 0)
 		pl__log_warnc(err, "link: re-arming the gadget failed");
+}
+
+/* Offer the gadget to the host again: the host enumerates it afresh, which
+ * recovers a host side that stopped reading. One that someone else bound is
+ * unbound and bound again at its UDC, with ep0 kept open; where that
+ * cannot be done, and for a gadget perflinkd set up, it is re-armed. */
+static void usb_reset(struct pl_link_port *base, const char *why)
+{
+	struct usb_port *p = (struct usb_port *)base;
+
+	if (!p->cfg.setup_gadget && p->ffs && reoffer_external(p) == 0) {
+		pl__log_warnx("link: %s; unbinding the gadget from UDC %s and binding it "
+			      "again", why, p->udc);
+		return;
+	}
+	rearm(p, why);
 }
 
 static void on_ep0(void *ctx, int fd, uint32_t events)
@@ -198,7 +290,7 @@ static void on_ep0(void *ctx, int fd, uint32_t events)
 	(void)fd;
 	(void)events;
 	if (pl__ffs_handle_ep0(p->ffs) < 0)
-		usb_reset(&p->base, "ep0 failed");
+		rearm(p, "ep0 failed");
 }
 
 static void aio_totals(const struct pl_aio_tx *aio, struct pl_link_tx_totals *tx,
@@ -255,6 +347,9 @@ static void usb_close(struct pl_link_port *base)
 
 	if (!p)
 		return;
+	if (p->udc_fd >= 0)
+		on_rebind(p, 1); /* leave the gadget as its owner bound it */
+	pl__loop_remove(p->rebind_timer);
 	if (p->ffs)
 		disarm(p);
 	pl__loop_remove(p->tx_watch);
@@ -292,6 +387,7 @@ int pl__link_port_usb_open(struct pl_link_port **out, const struct pl_link_confi
 	p->ev = *ev;
 	p->ctx = ctx;
 	p->ep_in = -1;
+	p->udc_fd = -1;
 	pl__aio_tx_config_default(&txc);
 	txc.chunk_bytes = cfg->chunk_bytes;
 	txc.budget_bytes = cfg->budget_bytes;
@@ -310,7 +406,7 @@ int pl__link_port_usb_open(struct pl_link_port **out, const struct pl_link_confi
 	} else if (err < 0) {
 		goto fail;
 	} else if ((err = pl__aio_rx_open(&p->rx, cfg->rx_depth < 8 ? 8 : cfg->rx_depth,
-					  cfg->rx_read_bytes, on_rx_bytes, p)) < 0) {
+					  cfg->rx_read_bytes, on_rx_bytes, on_rx_want, p)) < 0) {
 		goto fail;
 	}
 	if (p->cfg.sync_write_bytes && !(p->sync_bounce = malloc(p->cfg.sync_write_bytes))) {

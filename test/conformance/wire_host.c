@@ -3,20 +3,25 @@
  * directly), so what it expects is what the document promises.
  *
  * Over TCP to perflinkd: the pre-shared-key handshake ("TCP
- * authentication"), then every message from the device checked as
- * "Receiving" says (magic, version, header check, type, length, payload
- * checksum, zero padding to 64, sequence from 0 and +1), each FRAME
+ * authentication"); over USB ("Finding the device on USB", "Transfers"):
+ * the interface found by class, subclass and protocol, with libusb, and
+ * no zero-length packet ever sent. Then every message from the device
+ * checked as "Receiving" says (magic, version, header check, type, length,
+ * payload checksum, zero padding to the packet size, sequence from 0 and
+ * +1), each FRAME
  * answered with a REPLY echoing it, PINGs answered by PONGs that carry the
  * PING's time, the device's HELLO first ("HELLO") and this host's own, the
  * COMMANDs of "COMMAND" (each answered by a command_result line), and at
  * the end one hostile message of each kind the device must reject and
  * count (docs/wire.md "Link diagnostics"), plus a REPLY to a frame never
  * sent. On SIGUSR1 it ends the stream with end_of_stream and waits for the
- * device to close the connection.
+ * device to close the connection (on USB: to go away, as the gadget is
+ * offered afresh).
  *
  * Prints what it saw as "name value" lines for the test to check.
  *
- *   wire_host PORT KEY_FILE FRAMES SECONDS */
+ *   wire_host tcp PORT KEY_FILE FRAMES SECONDS
+ *   wire_host usb FRAMES SECONDS */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,13 +39,17 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#ifdef WIRE_HOST_USB
+#include <libusb.h>
+#endif
 
 #include "doc_auth.h"
 
 /* docs/wire.md, "Messages" */
 #define MAGIC 0x4b4e4c50u
 #define HEADER 48
-#define PACKET 64 /* the TCP transport's padding */
+#define MAX_PACKET 1024
+static size_t packet = 64; /* the TCP transport's padding; on USB the endpoint's */
 enum { HELLO = 1, FRAME, REPLY, TELEMETRY, PING, PONG, COMMAND };
 
 struct header {
@@ -84,7 +93,7 @@ static size_t padded(size_t payload_len)
 {
 	size_t n = HEADER + payload_len;
 
-	return (n + PACKET - 1) / PACKET * PACKET;
+	return (n + packet - 1) / packet * packet;
 }
 
 /* A whole message into out (padded(len) bytes). */
@@ -111,11 +120,87 @@ static size_t encode(uint8_t *out, const struct header *h, const void *payload, 
 
 static int fd = -1;
 static uint64_t my_sequence, last_send_time;
+static bool device_gone; /* the connection closed, or the device left */
 
+#ifdef WIRE_HOST_USB
+static libusb_device_handle *usb;
+static uint8_t ep_in, ep_out;
+static uint8_t usb_rx[16384];
+static size_t usb_rx_len, usb_rx_off;
+
+/* "Finding the device on USB": the interface by class 0xff, subclass 0x50,
+ * protocol 0x01, and its two bulk endpoints. */
+static bool usb_find(void)
+{
+	libusb_device **list;
+	ssize_t n = libusb_get_device_list(NULL, &list);
+	bool found = false;
+
+	for (ssize_t i = 0; i < n && !found; i++) {
+		struct libusb_config_descriptor *cfg;
+
+		if (libusb_get_active_config_descriptor(list[i], &cfg) != 0)
+			continue;
+		for (int k = 0; k < cfg->bNumInterfaces && !found; k++) {
+			const struct libusb_interface_descriptor *alt = &cfg->interface[k].altsetting[0];
+
+			if (alt->bInterfaceClass != 0xff || alt->bInterfaceSubClass != 0x50 ||
+			    alt->bInterfaceProtocol != 0x01)
+				continue;
+			for (int e = 0; e < alt->bNumEndpoints; e++) {
+				const struct libusb_endpoint_descriptor *d = &alt->endpoint[e];
+
+				if ((d->bmAttributes & 3) != LIBUSB_TRANSFER_TYPE_BULK)
+					continue;
+				if (d->bEndpointAddress & LIBUSB_ENDPOINT_IN)
+					ep_in = d->bEndpointAddress;
+				else
+					ep_out = d->bEndpointAddress;
+				packet = d->wMaxPacketSize;
+			}
+			if (ep_in && ep_out && libusb_open(list[i], &usb) == 0 &&
+			    libusb_claim_interface(usb, alt->bInterfaceNumber) == 0)
+				found = true;
+		}
+		libusb_free_config_descriptor(cfg);
+	}
+	libusb_free_device_list(list, 1);
+	return found;
+}
+
+/* A fresh libusb context for each look: where no udev runs (the rig's
+ * initramfs), a context's device list never learns of devices that came
+ * after it was made. */
+static bool usb_connect(int seconds)
+{
+	for (uint64_t end = now_ns() + (uint64_t)seconds * 1000000000u; now_ns() < end;) {
+		if (libusb_init(NULL) != 0)
+			return false;
+		if (usb_find())
+			return true;
+		libusb_exit(NULL);
+		usleep(100000);
+	}
+	return false;
+}
+#endif
+
+/* One transfer of exactly len bytes: on USB no zero-length packet follows,
+ * whatever len is ("Transfers": the device needs none). */
 static bool write_all(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
+#ifdef WIRE_HOST_USB
+	if (usb) {
+		int done = 0, r = libusb_bulk_transfer(usb, ep_out, (uint8_t *)p, (int)len, &done,
+						       2000);
+
+		if (r == LIBUSB_ERROR_NO_DEVICE || r == LIBUSB_ERROR_IO)
+			device_gone = true;
+		return r == 0 && (size_t)done == len;
+	}
+#endif
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
@@ -129,21 +214,56 @@ static bool write_all(const void *buf, size_t len)
 	return true;
 }
 
+/* Up to len bytes the device sent, waiting at most 50 ms: 0 when none came,
+ * -1 when the connection or the device is gone. */
+static ssize_t read_some(uint8_t *p, size_t len)
+{
+	ssize_t n;
+
+#ifdef WIRE_HOST_USB
+	if (usb) {
+		if (usb_rx_off == usb_rx_len) {
+			int got = 0, r = libusb_bulk_transfer(usb, ep_in, usb_rx, sizeof(usb_rx),
+							      &got, 50);
+
+			if (r != 0 && r != LIBUSB_ERROR_TIMEOUT) {
+				device_gone = true;
+				return -1;
+			}
+			usb_rx_off = 0;
+			usb_rx_len = (size_t)got; /* a zero-length transfer: nothing */
+		}
+		n = (ssize_t)(usb_rx_len - usb_rx_off < len ? usb_rx_len - usb_rx_off : len);
+		memcpy(p, usb_rx + usb_rx_off, (size_t)n);
+		usb_rx_off += (size_t)n;
+		return n;
+	}
+#endif
+	{
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		if (poll(&pfd, 1, 50) < 0)
+			return errno == EINTR ? 0 : -1;
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			return 0;
+		n = recv(fd, p, len, 0);
+		if (n <= 0) {
+			device_gone = true;
+			return -1;
+		}
+		return n;
+	}
+}
+
 static bool read_all(void *buf, size_t len, int ms)
 {
 	uint8_t *p = buf;
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
 
 	while (len) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
 		ssize_t n;
 
-		if (now_ns() > end || poll(&pfd, 1, 50) < 0)
-			return false;
-		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		n = recv(fd, p, len, 0);
-		if (n <= 0)
+		if (now_ns() > end || (n = read_some(p, len)) < 0)
 			return false;
 		p += n;
 		len -= (size_t)n;
@@ -153,7 +273,7 @@ static bool read_all(void *buf, size_t len, int ms)
 
 static bool send_message(int type, uint64_t frame_id, const void *payload, size_t len)
 {
-	static uint8_t out[HEADER + (4u << 20) + PACKET];
+	static uint8_t out[HEADER + (4u << 20) + MAX_PACKET];
 	struct header h = { .version = 1, .type = (uint8_t)type, .sequence = my_sequence++,
 			    .send_time_ns = now_ns(), .frame_id = frame_id };
 
@@ -223,7 +343,7 @@ static void note_command_results(const char *text)
 
 static bool read_message(int ms)
 {
-	static uint8_t payload[(16u << 20) + PACKET];
+	static uint8_t payload[(16u << 20) + MAX_PACKET];
 	uint8_t hb[HEADER], check[HEADER];
 	struct header h;
 	size_t rest;
@@ -306,7 +426,7 @@ static bool read_message(int ms)
 /* One message of each kind the device must reject, by its reason. */
 static void send_hostile(void)
 {
-	static uint8_t m[HEADER + PACKET * 2];
+	static uint8_t m[HEADER + MAX_PACKET * 2];
 	struct header h = { .version = 1, .type = REPLY, .frame_id = 1 };
 	size_t n;
 
@@ -341,42 +461,64 @@ static void send_hostile(void)
 	send_message(REPLY, 0x7777000000001234ull, "forged", 6);
 }
 
-int main(int argc, char **argv)
+/* "TCP": connect to the device on loopback and prove the key. */
+static bool tcp_connect(const char *port, const char *key_file)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	uint8_t key[1024];
-	long frames, seconds;
 	ssize_t key_len;
-	uint64_t end, next_ping = 0;
 	int kfd, one = 1;
 
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	kfd = open(key_file, O_RDONLY | O_CLOEXEC);
+	key_len = kfd >= 0 ? read(kfd, key, sizeof(key)) : -1;
+	if (key_len < 16) {
+		fprintf(stderr, "wire_host: cannot read the key %s\n", key_file);
+		return false;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		perror("wire_host: connect");
+		return false;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	printf("handshake %s\n", handshake(key, (size_t)key_len) ? "ok" : "failed");
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	long frames, seconds;
+	uint64_t end, next_ping = 0;
 	sigset_t usr1;
+	bool on_usb = argc == 4 && strcmp(argv[1], "usb") == 0;
 
 	/* SIGUSR1 is waited for at the end, never delivered */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &usr1, NULL);
-	if (argc != 5) {
-		fprintf(stderr, "usage: wire_host PORT KEY_FILE FRAMES SECONDS\n");
+	if (!on_usb && !(argc == 6 && strcmp(argv[1], "tcp") == 0)) {
+		fprintf(stderr, "usage: wire_host tcp PORT KEY_FILE FRAMES SECONDS\n"
+				"       wire_host usb FRAMES SECONDS\n");
 		return 2;
 	}
-	sin.sin_port = htons((uint16_t)atoi(argv[1]));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	frames = atol(argv[3]);
-	seconds = atol(argv[4]);
-	kfd = open(argv[2], O_RDONLY | O_CLOEXEC);
-	key_len = kfd >= 0 ? read(kfd, key, sizeof(key)) : -1;
-	if (key_len < 16) {
-		fprintf(stderr, "wire_host: cannot read the key %s\n", argv[2]);
+	frames = atol(argv[on_usb ? 2 : 4]);
+	seconds = atol(argv[on_usb ? 3 : 5]);
+	if (on_usb) {
+#ifdef WIRE_HOST_USB
+		if (!usb_connect((int)seconds)) {
+			fprintf(stderr, "wire_host: no perflink interface on USB\n");
+			return 2;
+		}
+		printf("usb_packet %zu\n", packet);
+#else
+		fprintf(stderr, "wire_host: built without libusb\n");
+		return 2;
+#endif
+	} else if (!tcp_connect(argv[2], argv[3])) {
 		return 2;
 	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-		perror("wire_host: connect");
-		return 2;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	printf("handshake %s\n", handshake(key, (size_t)key_len) ? "ok" : "failed");
 	end = now_ns() + (uint64_t)seconds * 1000000000u;
 	while (now_ns() < end && seen.frames < (uint64_t)frames) {
 		if (now_ns() >= next_ping) {
@@ -450,19 +592,11 @@ int main(int argc, char **argv)
 	{
 		bool closed = false;
 
+		/* the rest of the stream, then its end: the connection closed,
+		 * or on USB the device gone */
 		for (uint64_t until = now_ns() + 3000000000u; now_ns() < until && !closed;) {
-			struct pollfd pfd = { fd, POLLIN, 0 };
-			uint8_t b;
-
-			if (seen.end_ok) {
-				/* the rest of the stream, then its end */
-				if (poll(&pfd, 1, 100) == 1 && recv(fd, &b, 1, MSG_PEEK) == 0)
-					closed = true;
-				else if (pfd.revents)
-					read_message(100);
-			} else {
-				read_message(100);
-			}
+			read_message(100);
+			closed = seen.end_ok && device_gone;
 		}
 		printf("end_of_stream_ok %llu\nend_of_stream_closed %d\n",
 		       (unsigned long long)seen.end_ok, closed);

@@ -319,7 +319,7 @@ static void test_aio(void)
 	probe_force("ffs_aio");
 	capture_begin(&c);
 	err = pl__aio_tx_open(&tx, &cfg);
-	err_rx = pl__aio_rx_open(&rx, 4, 4096, NULL, NULL);
+	err_rx = pl__aio_rx_open(&rx, 4, 4096, NULL, NULL, NULL);
 	log = capture_end(&c);
 	TAP_EQ_U64(-err, ENOSYS, "ffs_aio forced absent: the sender opens with -ENOSYS");
 	TAP_EQ_U64(-err_rx, ENOSYS, "so does the reader");

@@ -162,6 +162,54 @@ static void test_stream_reset(void)
 	pl__wire_stream_free(&s);
 }
 
+/* What a reader must still read for the message it is in (the device sizes
+ * its bulk OUT reads by it, so that a message completes without a
+ * zero-length packet). */
+static void test_stream_wanted(void)
+{
+	static uint8_t wire[8192];
+	uint8_t payload[1500] = { 1 };
+	struct pl_wire_header hdr;
+	const uint8_t *p;
+	struct pl_wire_stream s;
+	size_t n;
+
+	pl__wire_stream_init(&s, 512, 4096);
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 0, "nothing buffered: no message begun");
+	n = build(wire, PL_MSG_REPLY, 1, payload, sizeof(payload), 512);
+	TAP_EQ_U64(n, 2048, "a 1500-byte reply is 4 packets");
+	pl__wire_stream_feed(&s, wire, 20);
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 0, "less than a header: not known yet");
+	pl__wire_stream_feed(&s, wire + 20, 512 - 20);
+	TAP_EQ_U64(pl__wire_stream_next(&s, &hdr, &p), 0, "one packet of it: no message yet");
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 2048 - 512, "the header says: the other 3 packets");
+	pl__wire_stream_feed(&s, wire + 512, 1024);
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 512, "then the last packet");
+	pl__wire_stream_feed(&s, wire + 1536, 512);
+	TAP_EQ_U64(pl__wire_stream_next(&s, &hdr, &p), 1, "whole: the message");
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 0, "handed out: nothing more wanted");
+	TAP_EQ_U64(pl__wire_stream_next(&s, &hdr, &p), 0, "and nothing more to hand out");
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 0, "still nothing wanted");
+
+	/* a header that does not check, or claims too much, wants nothing:
+	 * the reader goes on a packet at a time while the receiver skips */
+	n = build(wire, PL_MSG_REPLY, 2, payload, sizeof(payload), 512);
+	wire[40] ^= 1;
+	pl__wire_stream_feed(&s, wire, 512);
+	TAP_EQ_U64(pl__wire_stream_wanted(&s), 0, "a header that fails its check: nothing wanted");
+	pl__wire_stream_reset(&s, 512);
+	{
+		static uint8_t big[PL_WIRE_HEADER_SIZE];
+		struct pl_wire_header h = { .type = PL_MSG_REPLY, .payload_len = 8192 };
+
+		pl__wire_encode_header_hashed(big, &h);
+		pl__wire_stream_feed(&s, big, sizeof(big));
+		TAP_EQ_U64(pl__wire_stream_wanted(&s), 0,
+			   "a length beyond the receiver's limit is not believed");
+	}
+	pl__wire_stream_free(&s);
+}
+
 /* n bytes (a multiple of 64) of messages whose headers check and whose
  * bodies do not (their payload hash is wrong). Magic-filled: one message, its body "PLNK" over and over.
  * Nested: a header that checks every 64 bytes, each claiming a payload that
@@ -226,6 +274,7 @@ int main(void)
 	test_roundtrip();
 	test_stream();
 	test_stream_reset();
+	test_stream_wanted();
 	test_stream_linear();
 	return tap_done();
 }

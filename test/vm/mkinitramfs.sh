@@ -17,6 +17,8 @@ mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,lib,lib64,usr/bin,usr/lib,s
 cp /bin/busybox "$stage/bin/busybox"
 install -m 0755 "$here/init" "$stage/init"
 cp "$here"/scenarios/*.sh "$stage/scenarios/"
+mkdir -p "$stage/scenarios/lib"
+cp "$here"/scenarios/lib/*.sh "$here"/../conformance/wire_checks.sh "$stage/scenarios/lib/"
 
 # Module set: USB gadget over dummy_hcd, V4L2 vivid, CUSE. dummy_hcd runs at
 # high speed by default; scenarios that want SuperSpeed reload it.

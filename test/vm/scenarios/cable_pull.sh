@@ -2,15 +2,20 @@
 # times (what the host sees as a cable pulled and put back). Every reconnect
 # must resume the stream; the device process's open fds and memory must not
 # grow; no message may be corrupt.
+# GADGET=external (lib/gadget.sh): the gadget is made and bound outside the
+# device, as perflinkd's default expects, and the pulls are done at its UDC.
+. /scenarios/lib/gadget.sh
 pulls=${PULLS:-20}
 # With transparent huge pages on "always", khugepaged folds a 2 MiB region of
 # the process into a huge page at some point, and VmRSS jumps by 2 MiB that
 # was never allocated: memory growth is measured with THP on madvise.
 echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
-udc_file=/sys/kernel/config/usb_gadget/perflink/UDC
-perflink stream --setup-gadget --frames 100000 --payload-bytes 65536 --fps 20 \
+udc_file=$(gadget_udc_file)
+gadget_make || exit 1
+perflink stream $(gadget_device_args) --frames 100000 --payload-bytes 65536 --fps 20 \
 	--timeout 120 >/tmp/device.out 2>&1 &
 device=$!
+gadget_bind || exit 1
 perflink-host --reply echo --timeout 20 >/tmp/host.out 2>&1 &
 host=$!
 # configfs files always have a size: wait until the UDC name is really there
