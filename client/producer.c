@@ -3,15 +3,15 @@
  * replies. See include/perflink.h for the contract.
  *
  * Also used, compiled without exported symbols, by the preload library's
- * reporter, which is a telemetry-only producer. */
+ * reporter, which is a telemetry-only producer and leaves frame checksums
+ * to perflinkd (frame_checksum.h). */
 #include "perflink.h"
-#include "payload_hash.h"
+#include "frame_checksum.h"
 #include "pl_config.h"
 #include "producer_fork.h"
 #include "producer_proto.h"
 #include "producer_view.h"
 #include "fd_message.h"
-#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,8 +192,7 @@ int pl_producer_open(struct pl_producer **out, const struct pl_producer_options 
 	p->o.name = p->name = o.name ? strdup(o.name) : NULL;
 	pthread_mutex_init(&p->push_lock, NULL);
 	pthread_mutex_init(&p->reply_lock, NULL);
-	/* the frames' XXH3 build is chosen now, not on the first frame */
-	pl__payload_hash_choose();
+	pl__frame_checksum_prepare();
 	if ((ret = connect_daemon(path)) < 0)
 		goto fail;
 	p->sock = ret;
@@ -383,10 +382,7 @@ int pl_frame_commit(struct pl_producer *p, void *buf, size_t len, uint64_t frame
 	rec.slot = (uint32_t)slot;
 	rec.len = (uint32_t)len;
 	rec.frame_id = frame_id & PL_PRODUCER_FRAME_ID_MASK;
-	/* The checksum is computed here, in the thread that made the frame,
-	 * not on perflinkd's path to the link. */
-	rec.flags = PL_FRAME_REC_HASHED;
-	rec.payload_xxh3 = pl__wire_payload_hash(buf, len);
+	pl__frame_checksum(&rec, buf, len);
 	atomic_store_explicit(&p->view.shm->slot_state[slot], PL_SLOT_READY, memory_order_release);
 	pthread_mutex_lock(&p->push_lock);
 	ret = pl__shm_ring_push(&p->view.records, PL_REC_FRAME, &rec, sizeof(rec), NULL, 0);
