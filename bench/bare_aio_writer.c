@@ -72,7 +72,7 @@ static void fill(struct bare *b)
 			iov[n++] = (struct iovec){ zeros, pad };
 		if (b->hash && pl__aio_tx_room(b->tx) >= payload)
 			b->hashes += pl__payload_hash(b->buf + b->offset, payload);
-		if (pl__aio_tx_send(b->tx, iov, n, NULL) < 0)
+		if (pl__aio_tx_send(b->tx, iov, n, NULL, NULL) < 0)
 			return;
 		b->sent += payload;
 	}

@@ -17,6 +17,9 @@
 struct inflight_msg {
 	uint64_t submit_ns;
 	unsigned pending;
+	uint64_t frame_id; /* when it is a frame */
+	bool frame;        /* a FRAME whose loss must be told (take_lost) */
+	bool failed;       /* a request of it did not complete whole */
 	struct inflight_msg *next; /* oldest first */
 };
 
@@ -40,6 +43,8 @@ struct pl_aio_tx {
 	struct inflight_msg **free_msgs;
 	unsigned nr_free_msgs;
 	struct inflight_msg *oldest, *newest;
+	uint64_t *lost_ids;       /* frames lost since the last take_lost */
+	size_t nr_lost;
 	uint64_t inflight_bytes;
 	bool zlp_owed; /* the newest message ended on a packet boundary, and
 			* neither a zero-length request nor a message followed */
@@ -82,8 +87,10 @@ int pl__aio_tx_open(struct pl_aio_tx **out, const struct pl_aio_tx_config *cfg)
 	tx->events = calloc(tx->nr_iocbs, sizeof(*tx->events));
 	tx->msgs = calloc(tx->nr_iocbs, sizeof(*tx->msgs));
 	tx->free_msgs = calloc(tx->nr_iocbs, sizeof(*tx->free_msgs));
+	/* one id a message: at most nr_iocbs messages are in flight */
+	tx->lost_ids = calloc(tx->nr_iocbs, sizeof(*tx->lost_ids));
 	if (!tx->iocbs || !tx->req_iov || !tx->free_iocbs || !tx->batch || !tx->events || !tx->msgs ||
-	    !tx->free_msgs) {
+	    !tx->free_msgs || !tx->lost_ids) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -173,6 +180,8 @@ static void release_request(struct pl_aio_tx *tx, struct iocb *cb)
 	tx->inflight_bytes -= iov_bytes(cb->u.v.vec, (int)cb->u.v.nr);
 	if (--m->pending > 0)
 		return;
+	if (m->frame && m->failed && tx->nr_lost < tx->nr_iocbs)
+		tx->lost_ids[tx->nr_lost++] = m->frame_id;
 	/* Whole message done. Messages complete in order on one endpoint, so
 	 * this is normally the oldest; unlink wherever it is to be safe. */
 	if (tx->oldest == m) {
@@ -231,7 +240,7 @@ static size_t cut_request(struct iovec *out, int *nout, const struct iovec *iov,
 }
 
 int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
-		    struct pl_aio_send_diag *diag)
+		    const uint64_t *frame_id, struct pl_aio_send_diag *diag)
 {
 	const size_t chunk = tx->cfg.chunk_bytes;
 	struct inflight_msg *m;
@@ -260,7 +269,8 @@ int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
 
 	now = pl__mono_ns();
 	m = tx->free_msgs[--tx->nr_free_msgs];
-	*m = (struct inflight_msg){ .submit_ns = now, .pending = nreq + zlp };
+	*m = (struct inflight_msg){ .submit_ns = now, .pending = nreq + zlp,
+				    .frame_id = frame_id ? *frame_id : 0, .frame = frame_id != NULL };
 	if (diag) {
 		diag->bytes = len;
 		diag->requests = nreq + zlp;
@@ -292,7 +302,10 @@ int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
 
 		/* What was not submitted is released at once; a partial
 		 * message on the wire is skipped by the receiver, which
-		 * resynchronises on the next header (docs/wire.md). */
+		 * resynchronises on the next header (docs/wire.md). The
+		 * caller learns of the frame's loss from the error, so the
+		 * requests that did go do not tell it again. */
+		m->frame = false;
 		for (i = done; i < nreq + zlp; i++)
 			release_request(tx, tx->batch[i]);
 		if (done) {
@@ -337,8 +350,13 @@ static int collect(struct pl_aio_tx *tx, long min_nr, struct timespec *timeout)
 			return n;
 		for (i = 0; i < n; i++) {
 			struct iocb *cb = tx->events[i].obj;
+			struct inflight_msg *m = cb->data;
 			long res = (long)tx->events[i].res;
 
+			/* a frame with any request short, failed or cancelled
+			 * did not reach the host whole */
+			if (m && (size_t)res != iov_bytes(cb->u.v.vec, cb->u.v.nr))
+				m->failed = true;
 			if (res == -ESHUTDOWN || res == -ECANCELED || res == -ECONNRESET) {
 				/* the endpoint went away under it: a disconnect,
 				 * counted by the link, not a failed write */
@@ -428,11 +446,27 @@ unsigned pl__aio_tx_detach(struct pl_aio_tx *tx)
 		if (tx->nr_free < tx->nr_iocbs) {
 			pl__log_warnx("link: %u write requests did not complete after cancel",
 				      tx->nr_iocbs - tx->nr_free);
+			/* their frames are lost all the same: told now, and
+			 * not again if the requests complete after all */
+			for (struct inflight_msg *m = tx->oldest; m; m = m->next) {
+				if (m->frame && tx->nr_lost < tx->nr_iocbs)
+					tx->lost_ids[tx->nr_lost++] = m->frame_id;
+				m->frame = false;
+			}
 		}
 	}
 	tx->ep_fd = -1;
 	tx->zlp_owed = false;
 	return outstanding;
+}
+
+size_t pl__aio_tx_take_lost(struct pl_aio_tx *tx, const uint64_t **frame_ids)
+{
+	size_t n = tx->nr_lost;
+
+	*frame_ids = tx->lost_ids;
+	tx->nr_lost = 0;
+	return n;
 }
 
 void pl__aio_tx_get_totals(const struct pl_aio_tx *tx, struct pl_aio_tx_totals *out)
@@ -457,5 +491,6 @@ void pl__aio_tx_close(struct pl_aio_tx *tx)
 	free(tx->events);
 	free(tx->msgs);
 	free(tx->free_msgs);
+	free(tx->lost_ids);
 	free(tx);
 }

@@ -67,10 +67,16 @@ uint64_t pl__aio_tx_inflight_bytes(const struct pl_aio_tx *tx);
  * copied in user space. 0; -EAGAIN when it does not fit the budget now (an
  * idle sender always takes one message, however large); -ENOTCONN when not
  * attached; -EMSGSIZE past max_message_bytes; another -errno when io_submit
- * failed (logged). diag may be NULL. */
+ * failed (logged). frame_id: the frame's id when the message is a FRAME
+ * (its loss is then told through pl__aio_tx_take_lost), else NULL. diag may
+ * be NULL. */
 #define PL_AIO_TX_MAX_IOV 4
 int pl__aio_tx_send(struct pl_aio_tx *tx, const struct iovec *iov, int iovcnt,
-		    struct pl_aio_send_diag *diag);
+		    const uint64_t *frame_id, struct pl_aio_send_diag *diag);
+/* The frames sent that did not reach the host whole (a request of theirs
+ * cancelled, failed or short: a re-arm, a cable pull) since the last call:
+ * their ids in *frame_ids, valid until the next send or reap. */
+size_t pl__aio_tx_take_lost(struct pl_aio_tx *tx, const uint64_t **frame_ids);
 /* Collect completions, then send an owed zero-length request if what is in
  * flight fell to its lead (link_aio_tx.c). Returns the number of requests
  * completed or -errno. */

@@ -48,10 +48,10 @@ struct usb_port {
 
 /* The AIO sender's view of a send, in the link's terms. */
 static int aio_send(struct usb_port *p, const struct iovec *iov, int iovcnt,
-		    struct pl_link_send_diag *diag)
+		    const uint64_t *frame_id, struct pl_link_send_diag *diag)
 {
 	struct pl_aio_send_diag d;
-	int err = pl__aio_tx_send(p->tx, iov, iovcnt, diag ? &d : NULL);
+	int err = pl__aio_tx_send(p->tx, iov, iovcnt, frame_id, diag ? &d : NULL);
 
 	if (diag && err == 0)
 		*diag = (struct pl_link_send_diag){
@@ -72,9 +72,8 @@ static int usb_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 	size_t total = 0;
 	int err;
 
-	(void)frame_id; /* a re-arm's lost requests are not traced to frames yet */
 	if (!p->cfg.sync_write_bytes)
-		return aio_send(p, iov, iovcnt, diag);
+		return aio_send(p, iov, iovcnt, frame_id, diag);
 	for (int i = 0; i < iovcnt; i++)
 		total += iov[i].iov_len;
 	t0 = pl__mono_ns();
@@ -113,14 +112,27 @@ static uint64_t usb_inflight(const struct pl_link_port *base)
 	return p->tx ? pl__aio_tx_inflight_bytes(p->tx) : 0;
 }
 
+/* Frames the sender found lost (link_aio_tx.h), to the link: they move
+ * from sent to not sent for their producers, as over TCP. */
+static void tell_lost(struct usb_port *p)
+{
+	const uint64_t *ids;
+	size_t n = p->tx ? pl__aio_tx_take_lost(p->tx, &ids) : 0;
+
+	if (n && p->ev.frames_lost)
+		p->ev.frames_lost(p->ctx, ids, n);
+}
+
 static void on_tx(void *ctx, int fd, uint32_t events)
 {
 	struct usb_port *p = ctx;
 
 	(void)fd;
 	(void)events;
-	if (pl__aio_tx_reap(p->tx) > 0)
+	if (pl__aio_tx_reap(p->tx) > 0) {
+		tell_lost(p);
 		p->ev.progress(p->ctx);
+	}
 }
 
 static void on_rx(void *ctx, int fd, uint32_t events)
@@ -167,6 +179,7 @@ static void ffs_disable(void *ctx, const char *why)
 	if (p->rx)
 		pl__aio_rx_detach(p->rx);
 	p->ep_in = -1;
+	tell_lost(p); /* what was in flight: before down, as the port promises */
 	p->ev.down(p->ctx, why);
 }
 

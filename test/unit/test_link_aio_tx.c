@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -82,6 +83,34 @@ static int wait_reaped(struct pl_aio_tx *tx)
 	return all_completed(tx) ? 0 : -ETIMEDOUT;
 }
 
+/* Frames whose requests fail are told lost, once each, by id; a frame that
+ * arrived and a message that is no frame are not. The pipe's reader is
+ * closed, so every write request fails with EPIPE (as a cancelled or
+ * disabled endpoint fails them on USB). */
+static void test_frames_lost(struct pl_aio_tx *tx, int p[2], uint8_t *msg)
+{
+	struct iovec iov = { .iov_base = msg, .iov_len = 20000 };
+	uint64_t delivered = 7, lost_a = 0x0003000000000011ull, lost_b = 0x0003000000000012ull;
+	const uint64_t *ids;
+	size_t n;
+
+	signal(SIGPIPE, SIG_IGN);
+	pl__aio_tx_attach(tx, p[1], 0);
+	TAP_OK(pl__aio_tx_send(tx, &iov, 1, &delivered, NULL) == 0 && wait_reaped(tx) == 0 &&
+		       drain_and_check(p[0], 0, iov.iov_len),
+	       "a frame that arrives whole");
+	close(p[0]);
+	TAP_OK(pl__aio_tx_send(tx, &iov, 1, &lost_a, NULL) == 0, "a frame into a broken pipe");
+	TAP_OK(pl__aio_tx_send(tx, &iov, 1, NULL, NULL) == 0, "a message that is no frame");
+	TAP_OK(pl__aio_tx_send(tx, &iov, 1, &lost_b, NULL) == 0, "and another frame");
+	wait_reaped(tx);
+	n = pl__aio_tx_take_lost(tx, &ids);
+	TAP_EQ_U64(n, 2, "the two frames whose requests failed are told lost");
+	TAP_OK(n == 2 && ids[0] == lost_a && ids[1] == lost_b, "by their ids, in order");
+	TAP_EQ_U64(pl__aio_tx_take_lost(tx, &ids), 0, "and only once");
+	pl__aio_tx_detach(tx);
+}
+
 int main(void)
 {
 	struct pl_aio_tx_config cfg;
@@ -120,14 +149,14 @@ int main(void)
 	}
 
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = 40 };
-	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -ENOTCONN, "nothing is sent before attach");
+	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL, NULL) == -ENOTCONN, "nothing is sent before attach");
 	pl__aio_tx_attach(tx, p[1], 512);
 
 	/* Three pieces whose boundaries fall inside 8 KiB chunks. */
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = 40 };
 	iov[1] = (struct iovec){ .iov_base = msg + 40, .iov_len = len - 40 - 1000 };
 	iov[2] = (struct iovec){ .iov_base = msg + len - 1000, .iov_len = 1000 };
-	err = pl__aio_tx_send(tx, iov, 3, &diag);
+	err = pl__aio_tx_send(tx, iov, 3, NULL, &diag);
 	TAP_OK(err == 0, "a %zu-byte message in three pieces is submitted: %d", len, err);
 	TAP_EQ_U64(diag.requests, (len + 8191) / 8192, "one request per 8 KiB chunk, no ZLP "
 						       "(not a multiple of 512)");
@@ -137,12 +166,12 @@ int main(void)
 
 	/* The budget: a second message that does not fit waits for the reap. */
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = big };
-	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -EAGAIN,
+	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL, NULL) == -EAGAIN,
 	       "a message past the budget is refused while one is in flight");
 	TAP_OK(pipe_empty(p[0]), "and nothing of it was written");
 	TAP_OK(wait_reaped(tx) == 0, "the completions arrive on the eventfd and are reaped");
 	TAP_EQ_U64(pl__aio_tx_room(tx), cfg.budget_bytes, "the whole budget is free again");
-	err = pl__aio_tx_send(tx, iov, 1, &diag);
+	err = pl__aio_tx_send(tx, iov, 1, NULL, &diag);
 	TAP_OK(err == 0, "then it is taken: %d", err);
 	TAP_EQ_U64(diag.requests, big / 8192,
 		   "a multiple of the packet size with more than a quarter of the budget in "
@@ -151,7 +180,7 @@ int main(void)
 
 	/* The next message follows before the owed ZLP is due: none is sent. */
 	iov[0] = (struct iovec){ .iov_base = msg + big, .iov_len = next };
-	err = pl__aio_tx_send(tx, iov, 1, &diag);
+	err = pl__aio_tx_send(tx, iov, 1, NULL, &diag);
 	TAP_OK(err == 0, "a message that follows while the first is in flight is taken: %d", err);
 	TAP_EQ_U64(diag.requests, next / 8192, "it too ends on a packet with much in flight: "
 					       "owed, not sent");
@@ -170,7 +199,7 @@ int main(void)
 
 	/* Sent with little in flight: the ZLP goes in the same io_submit. */
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = small };
-	err = pl__aio_tx_send(tx, iov, 1, &diag);
+	err = pl__aio_tx_send(tx, iov, 1, NULL, &diag);
 	TAP_OK(err == 0, "a %zu-byte message to an idle sender: %d", small, err);
 	TAP_EQ_U64(diag.requests, 2, "one request and its zero-length request at once");
 	TAP_OK(drain_and_check(p[0], 0, small) && pipe_empty(p[0]), "its bytes, in order");
@@ -180,9 +209,9 @@ int main(void)
 	TAP_EQ_U64(tot.zlps_not_needed, 1, "the idle sender owed nothing when the small message came");
 
 	iov[0] = (struct iovec){ .iov_base = msg, .iov_len = cfg.max_message_bytes + 1 };
-	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -EMSGSIZE, "past max_message_bytes: EMSGSIZE");
+	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL, NULL) == -EMSGSIZE, "past max_message_bytes: EMSGSIZE");
 	iov[0].iov_len = 0;
-	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL) == -EMSGSIZE, "an empty message: EMSGSIZE");
+	TAP_OK(pl__aio_tx_send(tx, iov, 1, NULL, NULL) == -EMSGSIZE, "an empty message: EMSGSIZE");
 
 	pl__aio_tx_get_totals(tx, &tot);
 	TAP_EQ_U64(tot.messages, 4, "four messages counted");
@@ -192,8 +221,13 @@ int main(void)
 		   "no failed, short or unsubmitted request");
 
 	TAP_EQ_U64(pl__aio_tx_detach(tx), 0, "detach finds nothing in flight");
+	{
+		const uint64_t *ids;
+
+		TAP_EQ_U64(pl__aio_tx_take_lost(tx, &ids), 0, "every frame arrived: none lost");
+	}
+	test_frames_lost(tx, p, msg);
 	pl__aio_tx_close(tx);
-	close(p[0]);
 	close(p[1]);
 	free(msg);
 	return tap_done();

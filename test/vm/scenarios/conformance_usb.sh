@@ -8,26 +8,13 @@
 # answered; each hostile message is counted in status under its reason;
 # end_of_stream ends the session (the gadget is offered afresh, so the host
 # sees the device leave) and the device comes back for the next host.
-GADGET=external
-. /scenarios/lib/gadget.sh
+. /scenarios/lib/perflinkd.sh
 . /scenarios/lib/wire_checks.sh   # test/conformance/wire_checks.sh
 frames=40
-failed=0
-check() {
-	if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; failed=$((failed + 1)); fi
-}
-gadget_make || exit 1
-mkdir -m 700 /tmp/perflinkd
-perflinkd --foreground --link --control-socket /tmp/perflinkd/control >/tmp/daemon.out 2>&1 &
-daemon=$!
-gadget_bind || exit 1
-status() { perflink status --socket /tmp/perflinkd/control --json 2>/dev/null; }
+start_perflinkd
 wire_host usb $frames 60 >/tmp/host.out 2>/tmp/host.err &
 hpid=$!
-for _ in $(seq 100); do
-	status | grep -q '"state":"up"' && break
-	sleep 0.2
-done
+wait_link_up
 frame_producer --socket /tmp/perflinkd/producers --frames $frames --bytes 100000 --fps 20 \
 	--wait-replies 20 >/tmp/producer.out 2>&1 &
 ppid=$!
