@@ -7,7 +7,6 @@
 
 #include "log.h"
 #include "session.h"
-#include "usb_identity.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -74,8 +73,8 @@ static int open_session(struct plh_host *h, const struct plh_options *o)
 		.tcp = o->tcp,
 		.tcp_key_file = o->tcp_key_file,
 		.usb = {
-			.vendor_id = o->vid ? o->vid : PL_USB_VENDOR_ID,
-			.product_id = o->pid ? o->pid : PL_USB_PRODUCT_ID,
+			.vendor_id = o->vid,
+			.product_id = o->pid,
 			.serial = o->serial,
 			.depth = USB_DEPTH,
 			.transfer_bytes = USB_TRANSFER_BYTES,

@@ -13,7 +13,6 @@
 #include "host.h"
 #include "run_output.h"
 #include "session.h"
-#include "usb_identity.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -38,8 +37,6 @@ static void on_signal(int signo)
 
 static struct pl_host_options opt = {
 	.depth = 8,
-	.vendor_id = PL_USB_VENDOR_ID,
-	.product_id = PL_USB_PRODUCT_ID,
 	.transfer_kib = 64,
 	.latency_wait_s = 2,
 	.max_frames_kept = 8000000,
@@ -52,8 +49,11 @@ static const struct pl_option options[] = {
 	{ "tcp-key", PL_OPT_STRING, &opt.tcp_key, 0, 0, "FILE",
 	  "TCP: the pre-shared key (mode 0600, the same file as perflinkd's link-tcp-key-file): "
 	  "the device must prove it holds it, and this host proves it too" },
-	{ "vid", PL_OPT_HEX, &opt.vendor_id, 0, 0xffff, "ID", "USB vendor id of the device" },
-	{ "pid", PL_OPT_HEX, &opt.product_id, 0, 0xffff, "ID", "USB product id of the device" },
+	{ "vid", PL_OPT_HEX, &opt.vendor_id, 0, 0xffff, "ID",
+	  "USB: only a device with this vendor id (default: any device with a perflink "
+	  "interface, found by its class, as docs/wire.md says)" },
+	{ "pid", PL_OPT_HEX, &opt.product_id, 0, 0xffff, "ID",
+	  "USB: only a device with this product id (default: any)" },
 	{ "serial", PL_OPT_STRING, &opt.serial, 0, 0, "S", "USB: only the device with this serial" },
 	{ "reply", PL_OPT_STRING, &opt.reply, 0, 0, "MODE",
 	  "answer each frame: echo (when not given), digest (SHA-256), ack (16 bytes: frame id, "

@@ -58,8 +58,10 @@ struct plh_options {
 	/* "HOST:PORT" or "[IPV6]:PORT" where perflinkd listens (perflinkd
 	 * --link-tcp); NULL: USB. */
 	const char *tcp;
-	/* USB: the device's vendor and product id; 0: perflinkd's defaults
-	 * (0x1d6b:0x0104). */
+	/* USB: only a device with this vendor and product id; 0: any device
+	 * with a perflink interface (docs/wire.md "Finding the device on USB":
+	 * class 0xff, subclass 0x50), whatever its ids. (Before 1.2.0, 0 meant
+	 * perflinkd's default ids, 0x1d6b:0x0104.) */
 	uint16_t vid, pid;
 	/* USB: only the device with this serial number; NULL: the first. */
 	const char *serial;

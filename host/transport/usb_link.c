@@ -113,6 +113,13 @@ static void submit_in(struct pl_usb_link *l, struct libusb_transfer *t)
 		l->lost = true;
 }
 
+/* The ids asked for, or any (0). */
+static bool ids_match(const struct pl_usb_link *l, unsigned vendor, unsigned product)
+{
+	return (!l->cfg.vendor_id || vendor == l->cfg.vendor_id) &&
+	       (!l->cfg.product_id || product == l->cfg.product_id);
+}
+
 /* Claim our interface on an open handle. 0, or -1 (handle closed). */
 static int claim(struct pl_usb_link *l, libusb_device_handle *h)
 {
@@ -120,8 +127,7 @@ static int claim(struct pl_usb_link *l, libusb_device_handle *h)
 	struct libusb_device_descriptor d;
 	int intf;
 
-	if (libusb_get_device_descriptor(dev, &d) != 0 || d.idVendor != l->cfg.vendor_id ||
-	    d.idProduct != l->cfg.product_id)
+	if (libusb_get_device_descriptor(dev, &d) != 0 || !ids_match(l, d.idVendor, d.idProduct))
 		goto no;
 	intf = find_interface(l, dev);
 	if (intf < 0 || !serial_matches(h, &d, l->cfg.serial))
@@ -140,6 +146,26 @@ no:
 	return -1;
 }
 
+/* A perflink interface in the device's active configuration, read from
+ * what libusb cached: nothing is opened to know. */
+static bool has_perflink_interface(libusb_device *dev)
+{
+	struct libusb_config_descriptor *cfg;
+	bool found = false;
+
+	if (libusb_get_active_config_descriptor(dev, &cfg) != 0)
+		return false;
+	for (int i = 0; i < cfg->bNumInterfaces && !found; i++)
+		for (int a = 0; a < cfg->interface[i].num_altsetting && !found; a++) {
+			const struct libusb_interface_descriptor *id = &cfg->interface[i].altsetting[a];
+
+			found = id->bInterfaceClass == PL_USB_CLASS &&
+				id->bInterfaceSubClass == PL_USB_SUBCLASS;
+		}
+	libusb_free_config_descriptor(cfg);
+	return found;
+}
+
 static int connect_listed(struct pl_usb_link *l)
 {
 	libusb_device **list;
@@ -154,7 +180,7 @@ static int connect_listed(struct pl_usb_link *l)
 		libusb_device_handle *h;
 
 		if (libusb_get_device_descriptor(list[i], &d) != 0 ||
-		    d.idVendor != l->cfg.vendor_id || d.idProduct != l->cfg.product_id)
+		    !ids_match(l, d.idVendor, d.idProduct) || !has_perflink_interface(list[i]))
 			continue;
 		if (libusb_open(list[i], &h) == 0 && claim(l, h) == 0)
 			ret = 0;
@@ -170,6 +196,8 @@ static unsigned read_sysfs_hex(const char *dir, const char *name, int base)
 	unsigned long v = 0;
 
 	snprintf(path, sizeof(path), "/sys/bus/usb/devices/%s/%s", dir, name);
+	if (strlen(path) >= sizeof(path) - 1)
+		return 0;
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -177,6 +205,32 @@ static unsigned read_sysfs_hex(const char *dir, const char *name, int base)
 		v = strtoul(buf, NULL, base);
 	fclose(f);
 	return (unsigned)v;
+}
+
+/* A perflink interface among the device's interfaces in sysfs (their
+ * directories, NAME:CONFIG.INTERFACE, are in the device's). */
+static bool sysfs_has_perflink_interface(const char *dev)
+{
+	char path[512];
+	struct dirent *e;
+	bool found = false;
+	size_t len = strlen(dev);
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/bus/usb/devices/%s", dev);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (e = readdir(d))) {
+		char sub[512];
+
+		if (strncmp(e->d_name, dev, len) != 0 || e->d_name[len] != ':')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dev, e->d_name);
+		found = read_sysfs_hex(sub, "bInterfaceClass", 16) == PL_USB_CLASS &&
+			read_sysfs_hex(sub, "bInterfaceSubClass", 16) == PL_USB_SUBCLASS;
+	}
+	closedir(d);
+	return found;
 }
 
 /* Debian's libusb learns of new devices from udev; where no udevd runs (an
@@ -198,8 +252,9 @@ static int connect_sysfs(struct pl_usb_link *l)
 
 		if (e->d_name[0] == '.' || strchr(e->d_name, ':'))
 			continue;
-		if (read_sysfs_hex(e->d_name, "idVendor", 16) != l->cfg.vendor_id ||
-		    read_sysfs_hex(e->d_name, "idProduct", 16) != l->cfg.product_id)
+		if (!ids_match(l, read_sysfs_hex(e->d_name, "idVendor", 16),
+			       read_sysfs_hex(e->d_name, "idProduct", 16)) ||
+		    !sysfs_has_perflink_interface(e->d_name))
 			continue;
 		snprintf(node, sizeof(node), "/dev/bus/usb/%03u/%03u",
 			 read_sysfs_hex(e->d_name, "busnum", 10),

@@ -1,5 +1,6 @@
-/* The host end of the USB link: finds the perflink device (VID:PID, serial
- * optional), claims its vendor interface, keeps depth bulk IN transfers in
+/* The host end of the USB link: finds the perflink device by its interface
+ * (class, subclass: common/wire/usb_identity.h; VID:PID and serial when
+ * asked for), claims that interface, keeps depth bulk IN transfers in
  * flight (several, or the bus schedule has gaps: libusb #1077) and sends
  * messages on bulk OUT. It survives unplug and replug: when the device goes
  * away it looks for it again until it is back.
@@ -15,7 +16,7 @@
 struct pl_usb_link;
 
 struct pl_usb_link_config {
-	uint16_t vendor_id, product_id;
+	uint16_t vendor_id, product_id; /* 0: any */
 	const char *serial;      /* NULL: any */
 	unsigned depth;          /* IN transfers in flight, at least 8 */
 	size_t transfer_bytes;   /* each, a multiple of 1024 */

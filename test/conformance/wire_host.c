@@ -309,7 +309,35 @@ static struct {
 	uint64_t device_hello_ok, link_diag_lines;
 	uint64_t ping_ok, link_diag_ok, unknown_refused, malformed_refused, end_ok;
 } seen = { .sequence_ok = 1, .padding_ok = 1, .telemetry_lines_ok = 1, .pong_time_ok = 1 };
-static uint64_t expect_sequence, ping_sent_ns;
+static uint64_t expect_sequence;
+/* The PINGs sent and not yet answered (a PING goes every 200 ms, so under
+ * load several can be out): a PONG must carry one of their times. */
+#define PINGS_OUT 64
+static uint64_t pings_out[PINGS_OUT];
+static unsigned nr_pings_out;
+
+static void ping_sent(uint64_t t)
+{
+	if (nr_pings_out == PINGS_OUT)
+		memmove(pings_out, pings_out + 1, sizeof(pings_out) - sizeof(pings_out[0]));
+	else
+		nr_pings_out++;
+	pings_out[nr_pings_out - 1] = t;
+}
+
+/* The PING a PONG answers, taken off the list; 0 when none has its time. */
+static uint64_t ping_answered(uint64_t echoed)
+{
+	for (unsigned i = 0; i < nr_pings_out; i++) {
+		if (pings_out[i] == echoed) {
+			memmove(pings_out + i, pings_out + i + 1,
+				(nr_pings_out - i - 1) * sizeof(pings_out[0]));
+			nr_pings_out--;
+			return echoed;
+		}
+	}
+	return 0;
+}
 
 /* One TELEMETRY message may hold several lines. */
 static void note_command_results(const char *text)
@@ -400,10 +428,11 @@ static bool read_message(int ms)
 		break;
 	case PONG: {
 		uint64_t echoed = h.payload_len == 16 ? get64(payload) : 0;
-		uint64_t rtt = now_ns() - ping_sent_ns;
+		uint64_t sent = echoed ? ping_answered(echoed) : 0;
+		uint64_t rtt = sent ? now_ns() - sent : 0;
 
 		seen.pongs++;
-		if (echoed != ping_sent_ns)
+		if (!sent)
 			seen.pong_time_ok = 0;
 		if (rtt > seen.max_pong_ns)
 			seen.max_pong_ns = rtt;
@@ -523,8 +552,8 @@ int main(int argc, char **argv)
 	while (now_ns() < end && seen.frames < (uint64_t)frames) {
 		if (now_ns() >= next_ping) {
 			send_message(PING, 0, NULL, 0);
-			ping_sent_ns = last_send_time;
-			next_ping = ping_sent_ns + 200000000u;
+			ping_sent(last_send_time);
+			next_ping = last_send_time + 200000000u;
 		}
 		if (!read_message(300) && seen.bad)
 			break;
@@ -553,7 +582,7 @@ int main(int argc, char **argv)
 		uint64_t until;
 
 		send_message(PING, 0, NULL, 0);
-		ping_sent_ns = last_send_time;
+		ping_sent(last_send_time);
 		until = now_ns() + 1000000000u;
 		for (uint64_t p = seen.pongs; seen.pongs == p && now_ns() < until;)
 			read_message(100);

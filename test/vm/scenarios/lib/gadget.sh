@@ -28,8 +28,10 @@ gadget_make() {
 	[ "$GADGET" = external ] || return 0
 	mkdir -p "$gadget_dir/strings/0x409" "$gadget_dir/configs/c.1/strings/0x409" \
 		"$gadget_dir/functions/ffs.perflink" || return 1
-	echo 0x1d6b >"$gadget_dir/idVendor"
-	echo 0x0104 >"$gadget_dir/idProduct"
+	# a vendor's own ids, not perflink's defaults: a host must find the
+	# device by its interface (docs/wire.md "Finding the device on USB")
+	echo 0x1209 >"$gadget_dir/idVendor"
+	echo 0x7e57 >"$gadget_dir/idProduct"
 	echo "perflink rig" >"$gadget_dir/strings/0x409/manufacturer"
 	echo "external gadget" >"$gadget_dir/strings/0x409/product"
 	echo "rig-1" >"$gadget_dir/strings/0x409/serialnumber"
