@@ -36,6 +36,11 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		{ "pidfile", PL_OPT_STRING, &cfg->pidfile, 0, 0, "PATH",
 		  "write the pid here, locked while running (for init scripts without "
 		  "start-stop-daemon)" },
+		{ "user", PL_OPT_STRING, &cfg->user, 0, 0, "USER",
+		  "started as root: once the sockets, pid file and modules are open, run as "
+		  "this user (a name, or uid[:gid]) with only the capabilities the modules "
+		  "still need; empty (the default): keep the identity perflinkd was started "
+		  "with. Not with the USB link yet (link-tcp only)" },
 		{ "trace", PL_OPT_BOOL, &cfg->trace, 0, 0, NULL,
 		  "run the /proc I/O stall tracer (its settings: trace-*)" },
 		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,
@@ -101,7 +106,9 @@ void pl__daemon_config_free(struct pl_daemon_config *cfg)
 	free(cfg->producer_socket);
 	free(cfg->control_group);
 	free(cfg->pidfile);
-	cfg->config_path = cfg->control_socket = cfg->producer_socket = cfg->control_group = cfg->pidfile = NULL;
+	free(cfg->user);
+	cfg->config_path = cfg->control_socket = cfg->producer_socket = cfg->control_group = NULL;
+	cfg->pidfile = cfg->user = NULL;
 	pl__tracer_config_free(&cfg->tracer);
 	pl__resources_config_free(&cfg->res);
 	pl__link_settings_free(&cfg->link_cfg);

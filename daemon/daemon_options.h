@@ -34,6 +34,7 @@ struct pl_daemon_config {
 	char *control_group;
 	char *producer_socket; /* "" or NULL: no collector */
 	char *pidfile;
+	char *user;         /* "" or NULL: keep the identity perflinkd was started with */
 	bool trace;
 	bool resources;
 	bool link;

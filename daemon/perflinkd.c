@@ -1,7 +1,8 @@
 /* perflinkd: the device-side daemon. main() is the whole lifecycle: settings,
  * then what needs privilege (pid file, control socket, the modules' /proc
- * handles and output files), then one event loop until SIGTERM or SIGINT,
- * then a clean shutdown. It never forks (see --help).
+ * handles and output files), then, with `user` set, the drop to that user
+ * with only the capabilities still needed, then one event loop until SIGTERM
+ * or SIGINT, then a clean shutdown. It never forks (see --help).
  *
  * The modules (the I/O stall tracer, the resource sampler) run on timerfds
  * at their own intervals. A module whose tick fails is closed and reported
@@ -15,6 +16,7 @@
 #include "fd_budget.h"
 #include "notify.h"
 #include "pidfile.h"
+#include "privilege_drop.h"
 
 #include "clock.h"
 #include "json_writer.h"
@@ -25,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +66,7 @@ struct daemon {
 	uint64_t replies_no_producer, replies_ring_full, replies_too_big;
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
+	struct pl_privilege_user user; /* spec NULL: `user` unset */
 };
 
 /* To the host when the link runs (pl__daemon_link_telemetry counts what it
@@ -526,6 +530,93 @@ static int open_all(struct daemon *d)
 	return start_modules(d);
 }
 
+/* What perflinkd still does with privilege once it runs as `user`, found by
+ * running each module as nobody with and without each capability
+ * (docs/perflinkd.md, "Running as its own user"). Everything else was opened
+ * before the drop: sockets, pid file, output files, /proc/self/statm. */
+static uint64_t capabilities_needed(const struct pl_daemon_config *cfg)
+{
+	uint64_t keep = 0;
+
+	/* The tracer opens /proc/PID/io of any process that may write, as it
+	 * appears. The file is mode 0400 and owned by the process's user:
+	 * opening another user's takes CAP_DAC_READ_SEARCH (the narrower of
+	 * the two DAC overrides), and its read is a ptrace-read check, which
+	 * takes CAP_SYS_PTRACE. Without both, that io is "unreadable" and stall
+	 * events cannot name the writer. */
+	if (cfg->trace)
+		keep |= PL_CAP_BIT(CAP_DAC_READ_SEARCH) | PL_CAP_BIT(CAP_SYS_PTRACE);
+	/* The sampler's PSS reads /proc/PID/smaps_rollup (mode 0444), whose
+	 * open is a ptrace-read check: CAP_SYS_PTRACE. All else it reads is
+	 * world-readable. */
+	if (cfg->resources && cfg->res.pss_interval_s > 0)
+		keep |= PL_CAP_BIT(CAP_SYS_PTRACE);
+	/* The control, producer and TCP sockets are listening: accepting,
+	 * reading and writing them needs nothing. */
+	return keep;
+}
+
+/* Before anything is opened: a bad name, or a combination that would not
+ * work after the drop, stops perflinkd before it creates a file. */
+static int resolve_user(struct daemon *d)
+{
+	char err[PL_ERRBUF];
+	const char *tcp = d->cfg.link_cfg.tcp_listen;
+	int ret;
+
+	if (!d->cfg.user || !*d->cfg.user)
+		return 0;
+	/* Re-arming the gadget reopens ep0 (root's, on a functionfs mounted
+	 * without uid=) and writes the gadget's configfs UDC file, and a
+	 * gadget perflinkd made is removed at exit: none of it works as
+	 * another user yet. Refused rather than a link that cannot recover. */
+	if (d->cfg.link && !(tcp && *tcp)) {
+		pl__log_warnx("user = %s: not supported with the USB link yet (re-arming the "
+			      "gadget needs root); use link-tcp, or leave user empty",
+			      d->cfg.user);
+		return -ENOTSUP;
+	}
+	ret = pl__privilege_resolve(d->cfg.user, &d->user, err, sizeof(err));
+	if (ret < 0) {
+		pl__log_warnx("%s", err);
+		return ret;
+	}
+	ret = pl__privilege_check(&d->user, err, sizeof(err));
+	if (ret < 0)
+		pl__log_warnx("user = %s: %s", d->user.spec, err);
+	return ret;
+}
+
+static int become_user(struct daemon *d)
+{
+	uint64_t keep = capabilities_needed(&d->cfg);
+	char err[PL_ERRBUF], caps[160] = "";
+	size_t n = 0;
+	int cap, ret;
+
+	if (!d->user.spec)
+		return 0;
+	if (geteuid() != 0) {
+		pl__log_info("user = %s: started as that user, nothing to drop", d->user.spec);
+		return 0;
+	}
+	ret = pl__privilege_drop(&d->user, keep, err, sizeof(err));
+	if (ret < 0) {
+		pl__log_warnx("user = %s: %s", d->user.spec, err);
+		return ret;
+	}
+	for (cap = 0; cap < 64; cap++)
+		if (keep & PL_CAP_BIT(cap) && n < sizeof(caps))
+			n += (size_t)snprintf(caps + n, sizeof(caps) - n, " %s",
+					      pl__privilege_cap_name(cap));
+	pl__log_info("running as uid %u gid %u (user = %s), capabilities kept:%s",
+		     (unsigned)getuid(), (unsigned)getgid(), d->user.spec, n ? caps : " none");
+	if (d->cfg.trace && d->cfg.tracer.enable_delayacct)
+		pl__log_warnx("trace-enable-delayacct: kernel.task_delayacct stays as it is "
+			      "when perflinkd stops: only root with CAP_SYS_ADMIN may write it");
+	return 0;
+}
+
 static void close_all(struct daemon *d)
 {
 	stop_modules(d);
@@ -540,6 +631,7 @@ static void close_all(struct daemon *d)
 	pl__loop_free(d->loop);
 	d->loop = NULL;
 	pl__daemon_config_free(&d->cfg);
+	pl__privilege_user_free(&d->user);
 }
 
 int main(int argc, char **argv)
@@ -560,7 +652,7 @@ int main(int argc, char **argv)
 	}
 	pl__log_init("perflinkd", d.cfg.foreground, d.cfg.verbose ? 1 : 0);
 
-	if (open_all(&d) < 0) {
+	if (resolve_user(&d) < 0 || open_all(&d) < 0 || become_user(&d) < 0) {
 		pl__log_warnx("not started");
 		close_all(&d);
 		return 1;

@@ -1,9 +1,10 @@
 # Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh,
 # test/daemon/test_tcp_auth.sh;
 # test_daemon_gone.sh takes only check):
-# TAP checks, a scratch directory, and a perflinkd with its link on a free
-# local TCP port. Needs $perflinkd and $perflink set, $d (from scratch_dir or
-# the test's own), and $st (the last status) for finish; sets $dpid and $port.
+# TAP checks, a scratch directory, a perflinkd with its link on a free local
+# TCP port, and a perflink-host to it (start_host_tcp). Needs $perflinkd and
+# $perflink set, $d (from scratch_dir or the test's own), and $st (the last
+# status) for finish; sets $dpid and $port.
 
 n=0 failed=0
 check() { # description, then a shell condition
@@ -44,6 +45,18 @@ start_daemon_tcp() {
 	done
 	check "perflinkd listens on a tcp port ($port)" '[ -n "$port" ]'
 	[ -n "$port" ] || { diag "$d/daemon.err"; echo "1..$n"; exit 1; }
+}
+
+# perflink-host --tcp (needs $host) to $port in the background, echoing
+# replies, --out $d/host, its output in $d/host.out; waits for the link.
+start_host_tcp() {
+	"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do
+		status | grep -q '"state":"up"' && break
+		sleep 0.1
+	done
+	check "the host connected: link up" 'status | grep -q "\"state\":\"up\""'
 }
 
 # The plan, and on failure what each part said; the exit status.

@@ -21,13 +21,7 @@ frames=60
 scratch_dir e2e-tcp
 start_daemon_tcp
 
-"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &
-hpid=$!
-for _ in $(seq 100); do
-	status | grep -q '"state":"up"' && break
-	sleep 0.1
-done
-check "the host connected: link up" 'status | grep -q "\"state\":\"up\""'
+start_host_tcp
 
 PERFLINK_SOCKET="$d/producers" "$producer" --socket "$d/producers" --frames $frames \
 	--bytes 65536 --fps 30 --wait-replies 10 --pipeline >"$d/producer.out" 2>&1
