@@ -28,11 +28,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What status reports about one module, kept after the module stops. */
@@ -566,13 +568,16 @@ static int resolve_user(struct daemon *d)
 
 	if (!d->cfg.user || !*d->cfg.user)
 		return 0;
-	/* Re-arming the gadget reopens ep0 (root's, on a functionfs mounted
-	 * without uid=) and writes the gadget's configfs UDC file, and a
-	 * gadget perflinkd made is removed at exit: none of it works as
-	 * another user yet. Refused rather than a link that cannot recover. */
-	if (d->cfg.link && !(tcp && *tcp)) {
-		pl__log_warnx("user = %s: not supported with the USB link yet (re-arming the "
-			      "gadget needs root); use link-tcp, or leave user empty",
+	/* A gadget perflinkd makes is bound again at each re-arm and removed
+	 * at exit, through configfs and a mount: root's work. Refused rather
+	 * than a link that cannot recover. A gadget made and bound outside
+	 * perflinkd works: its UDC file is opened before the drop
+	 * (link_port_usb.c), and the functionfs files must be the user's
+	 * (usb_link_usable_by_user). */
+	if (d->cfg.link && !(tcp && *tcp) && d->cfg.link_cfg.setup_gadget) {
+		pl__log_warnx("user = %s: not with link-setup-gadget (binding the gadget again and "
+			      "removing it at exit need root): let init make and bind the gadget "
+			      "(docs/perflinkd.md \"The link over USB\"), or leave user empty",
 			      d->cfg.user);
 		return -ENOTSUP;
 	}
@@ -587,6 +592,33 @@ static int resolve_user(struct daemon *d)
 	return ret;
 }
 
+/* The USB link reopens its endpoint files at each enable, and ep0 if it
+ * fails: as the user, which must be able to (functionfs mounted with uid=
+ * and gid=, or a mode that allows it). Checked before the drop, so that a
+ * link that would go dead at its first re-enumeration stops perflinkd now. */
+static int usb_link_usable_by_user(const struct daemon *d)
+{
+	static const char *const files[] = { "ep0", "ep1", "ep2" };
+	const char *tcp = d->cfg.link_cfg.tcp_listen;
+
+	if (!d->cfg.link || (tcp && *tcp))
+		return 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", d->cfg.link_cfg.ffs_dir, files[i]);
+		if (stat(path, &st) < 0 || !pl__privilege_may_read_write(&d->user, &st)) {
+			pl__log_warnx("user = %s: %s is not readable and writable by uid %u gid %u: "
+				      "mount functionfs with -o uid=%u,gid=%u",
+				      d->user.spec, path, (unsigned)d->user.uid, (unsigned)d->user.gid,
+				      (unsigned)d->user.uid, (unsigned)d->user.gid);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 static int become_user(struct daemon *d)
 {
 	uint64_t keep = capabilities_needed(&d->cfg);
@@ -596,6 +628,8 @@ static int become_user(struct daemon *d)
 
 	if (!d->user.spec)
 		return 0;
+	if ((ret = usb_link_usable_by_user(d)) < 0)
+		return ret;
 	if (geteuid() != 0) {
 		pl__log_info("user = %s: started as that user, nothing to drop", d->user.spec);
 		return 0;

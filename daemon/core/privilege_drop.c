@@ -36,6 +36,19 @@ static const char *const cap_names[] = {
 	[CAP_SYS_NICE] = "CAP_SYS_NICE",
 };
 
+bool pl__privilege_may_read_write(const struct pl_privilege_user *u, const struct stat *st)
+{
+	bool in_group = st->st_gid == u->gid;
+
+	for (size_t i = 0; i < u->n_groups && !in_group; i++)
+		in_group = u->groups[i] == st->st_gid;
+	if (st->st_uid == u->uid)
+		return (st->st_mode & (S_IRUSR | S_IWUSR)) == (S_IRUSR | S_IWUSR);
+	if (in_group)
+		return (st->st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP);
+	return (st->st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH);
+}
+
 const char *pl__privilege_cap_name(int cap)
 {
 	if (cap >= 0 && (size_t)cap < sizeof(cap_names) / sizeof(cap_names[0]) && cap_names[cap])

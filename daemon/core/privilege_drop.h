@@ -10,7 +10,9 @@
 #define PL_DAEMON_PRIVILEGE_DROP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* One bit per capability number (CAP_SYS_PTRACE is bit 19). */
@@ -51,6 +53,10 @@ int pl__privilege_check(const struct pl_privilege_user *u, char *err, size_t err
  * call it while the process has only one. */
 int pl__privilege_drop(const struct pl_privilege_user *u, uint64_t keep, char *err,
 		       size_t errlen);
+
+/* Whether U, once dropped (no DAC capability kept), may open the file
+ * described by ST for reading and writing, by its owner, group and mode. */
+bool pl__privilege_may_read_write(const struct pl_privilege_user *u, const struct stat *st);
 
 /* The name of a capability for messages ("CAP_SYS_PTRACE"), or "CAP_?" */
 const char *pl__privilege_cap_name(int cap);

@@ -41,9 +41,10 @@ struct usb_port {
 	struct pl_aio_tx *tx;
 	struct pl_aio_rx *rx;
 	struct pl_link_tx_totals sync_totals;
-	int udc_fd;            /* >= 0 while an external gadget is unbound */
+	int udc_fd;            /* an external gadget's UDC file, opened at start */
+	bool unbound;          /* by perflinkd, until the rebind timer */
 	struct pl_loop_watch *rebind_timer;
-	char udc[64];          /* the external gadget's UDC, when known */
+	char udc[64];          /* the controller it was bound to */
 };
 
 /* The AIO sender's view of a send, in the link's terms. */
@@ -216,13 +217,38 @@ static void on_rebind(void *ctx, uint64_t expirations)
 	int err;
 
 	(void)expirations;
-	if (p->udc_fd < 0)
+	if (!p->unbound)
 		return;
+	p->unbound = false;
 	if ((err = pl__udc_write(p->udc_fd, p->udc)) < 0)
 		pl__log_warnc(err, "link: binding the gadget to UDC %s again failed: the host "
 			      "sees no device until its owner binds it", p->udc);
-	close(p->udc_fd);
-	p->udc_fd = -1;
+}
+
+/* The external gadget's UDC file, found from the functionfs mount
+ * (udc_reoffer.h) and kept open: at start, while perflinkd may still open
+ * it (it may run as its own user later), or else when first needed. */
+static int open_udc_file(struct usb_port *p, bool quiet)
+{
+	char udc_file[PATH_MAX];
+	int err;
+
+	if (p->udc_fd >= 0)
+		return 0;
+	if ((err = pl__udc_file_of_ffs("/proc/self/mountinfo", p->cfg.gadget.configfs,
+				       p->cfg.ffs_dir, udc_file, sizeof(udc_file))) < 0) {
+		if (!quiet)
+			pl__log_warnc(err, "link: cannot find the configfs gadget of %s",
+				      p->cfg.ffs_dir);
+		return err;
+	}
+	if ((p->udc_fd = open(udc_file, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		err = -errno;
+		if (!quiet)
+			pl__log_warnc(err, "link: cannot open %s", udc_file);
+		return err;
+	}
+	return 0;
 }
 
 /* A gadget someone else bound: unbind it from its UDC and bind it again
@@ -230,37 +256,29 @@ static void on_rebind(void *ctx, uint64_t expirations)
  * (logged). */
 static int reoffer_external(struct usb_port *p)
 {
-	char udc_file[PATH_MAX];
 	int err;
 
-	if (p->udc_fd >= 0)
+	if (p->unbound)
 		return 0; /* already unbound: the timer binds it */
-	if ((err = pl__udc_of_ffs("/proc/self/mountinfo", p->cfg.gadget.configfs, p->cfg.ffs_dir,
-				  udc_file, sizeof(udc_file), p->udc, sizeof(p->udc))) < 0) {
-		pl__log_warnc(err, "link: cannot find the configfs gadget of %s and its UDC",
-			      p->cfg.ffs_dir);
+	if ((err = open_udc_file(p, false)) < 0)
 		return err;
-	}
-	if ((p->udc_fd = open(udc_file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		err = -errno;
-		pl__log_warnc(err, "link: cannot open %s", udc_file);
+	if ((err = pl__udc_read(p->udc_fd, p->udc, sizeof(p->udc))) < 0 || !p->udc[0]) {
+		err = err < 0 ? err : -ENOENT;
+		pl__log_warnc(err, "link: the gadget of %s is bound to no UDC", p->cfg.ffs_dir);
 		return err;
 	}
 	if (!p->rebind_timer &&
 	    (err = pl__loop_add_timer(p->loop, 0, 0, on_rebind, p, &p->rebind_timer)) < 0)
-		goto fail;
+		return err;
 	/* nothing may be submitted to the endpoints once the unbind began */
 	pl__ffs_drop_endpoints(p->ffs, "unbind");
 	if ((err = pl__udc_write(p->udc_fd, NULL)) < 0) {
 		pl__log_warnc(err, "link: unbinding the gadget from UDC %s", p->udc);
-		goto fail;
+		return err;
 	}
+	p->unbound = true;
 	pl__loop_timer_set(p->rebind_timer, PL_LINK_REOFFER_NS, 0);
 	return 0;
-fail:
-	close(p->udc_fd);
-	p->udc_fd = -1;
-	return err;
 }
 
 /* Close ep0 and open it again. A gadget perflinkd set up is bound again
@@ -360,9 +378,10 @@ static void usb_close(struct pl_link_port *base)
 
 	if (!p)
 		return;
-	if (p->udc_fd >= 0)
-		on_rebind(p, 1); /* leave the gadget as its owner bound it */
+	on_rebind(p, 1); /* leave the gadget bound as its owner bound it */
 	pl__loop_remove(p->rebind_timer);
+	if (p->udc_fd >= 0)
+		close(p->udc_fd);
 	if (p->ffs)
 		disarm(p);
 	pl__loop_remove(p->tx_watch);
@@ -435,6 +454,8 @@ int pl__link_port_usb_open(struct pl_link_port **out, const struct pl_link_confi
 		goto fail;
 	if ((err = arm(p)) < 0)
 		goto fail;
+	if (!cfg->setup_gadget)
+		open_udc_file(p, true); /* else found, or said why, when first needed */
 	*out = &p->base;
 	return 0;
 fail:

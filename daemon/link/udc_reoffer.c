@@ -71,24 +71,8 @@ static int ffs_instance(const char *mountinfo, const char *dir, char *name, size
 	return err;
 }
 
-static int read_line(const char *path, char *out, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, out, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	out[n] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
-}
-
-int pl__udc_of_ffs(const char *mountinfo, const char *configfs, const char *ffs_dir,
-		   char *udc_file, size_t file_len, char *udc, size_t len)
+int pl__udc_file_of_ffs(const char *mountinfo, const char *configfs, const char *ffs_dir,
+			char *udc_file, size_t len)
 {
 	char instance[256], gadgets[PATH_MAX], path[PATH_MAX];
 	struct dirent *e;
@@ -111,15 +95,29 @@ int pl__udc_of_ffs(const char *mountinfo, const char *configfs, const char *ffs_
 				     e->d_name, instance) >= sizeof(path) ||
 		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s/UDC", gadgets, e->d_name) >=
-			    sizeof(path) ||
-		    read_line(path, udc, len) < 0 || !udc[0])
-			continue;
-		err = (size_t)snprintf(udc_file, file_len, "%s", path) >= file_len ? -ENAMETOOLONG : 0;
+		err = (size_t)snprintf(udc_file, len, "%s/%s/UDC", gadgets, e->d_name) >= len
+			      ? -ENAMETOOLONG
+			      : 0;
 		break;
 	}
 	closedir(d);
 	return err;
+}
+
+int pl__udc_read(int fd, char *udc, size_t len)
+{
+	ssize_t n;
+
+	if (len == 0)
+		return -EINVAL;
+	do
+		n = pread(fd, udc, len - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	udc[n] = '\0';
+	udc[strcspn(udc, "\n")] = '\0';
+	return 0;
 }
 
 int pl__udc_write(int fd, const char *udc)

@@ -22,13 +22,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The configfs gadget holding the functionfs instance mounted at ffs_dir:
- * the path of its UDC file into udc_file, and the controller it is bound to
- * into udc. 0, -ENOENT (not a functionfs mount, no such gadget, or not
- * bound) or -errno; nothing logged. */
-int pl__udc_of_ffs(const char *mountinfo, const char *configfs, const char *ffs_dir,
-		   char *udc_file, size_t file_len, char *udc, size_t len);
+/* The UDC file of the configfs gadget holding the functionfs instance
+ * mounted at ffs_dir, bound or not, into udc_file. 0, -ENOENT (not a
+ * functionfs mount, or no gadget holds the instance) or -errno; nothing
+ * logged. perflinkd opens it at start, while it may, and keeps it: writing
+ * it needs root, and perflinkd may run as its own user by the time it
+ * re-arms (docs/perflinkd.md "Running as its own user"). */
+int pl__udc_file_of_ffs(const char *mountinfo, const char *configfs, const char *ffs_dir,
+			char *udc_file, size_t len);
 
+/* The controller the gadget is bound to, read through its UDC file's fd
+ * into udc ("" when unbound). 0 or -errno. */
+int pl__udc_read(int fd, char *udc, size_t len);
 /* Bind the gadget whose UDC file is open as fd to udc, or with udc NULL
  * unbind it. 0 or -errno. */
 int pl__udc_write(int fd, const char *udc);

@@ -12,6 +12,9 @@ shift 2
 version=$(cat "$kdir/version")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+# mktemp makes it 0700, and it becomes the VM's /: other users could not
+# reach any path (a scenario runs perflinkd as its own user)
+chmod 0755 "$stage"
 
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,lib,lib64,usr/bin,usr/lib,scenarios,modules}
 cp /bin/busybox "$stage/bin/busybox"

@@ -7,6 +7,8 @@
 # cancelled. Every keep-every-frame frame must either reach frames.csv or be
 # counted not sent where its producer and status see it: nothing reported
 # sent that never arrived (the USB side of test_host_stall_tcp.sh).
+# PERFLINKD_USER=UID:GID: perflinkd runs as that user with no capability
+# (docs/perflinkd.md "Running as its own user") and must still re-arm.
 . /scenarios/lib/perflinkd.sh
 frames=200
 start_perflinkd --link-deadline 1
@@ -26,6 +28,17 @@ opid=$!
 keep_counts() {
 	status | sed -n 's/.*"frames_sent":\([0-9]*\),"frames_held":[0-9]*,"frames_not_sent":\([0-9]*\),"keep_every_frame":true,"frames_waited":[0-9]*,"frames_lost_on_link":\([0-9]*\).*/\1 \2 \3/p'
 }
+if [ -n "${PERFLINKD_USER:-}" ]; then
+	uid=${PERFLINKD_USER%%:*}
+	gid=${PERFLINKD_USER##*:}
+	grep -E "^(Uid|Gid|CapEff|CapPrm|NoNewPrivs)" /proc/$daemon/status
+	field() { awk -v k="$1:" '$1 == k { $1 = ""; print substr($0, 2) }' /proc/$daemon/status; }
+	check "perflinkd runs as uid $uid gid $gid, every id" \
+		'[ "$(field Uid)" = "$uid $uid $uid $uid" ] && [ "$(field Gid)" = "$gid $gid $gid $gid" ]'
+	check "with no capability at all, and no_new_privs" \
+		'[ "$(field CapEff)" = 0000000000000000 ] && [ "$(field CapPrm)" = 0000000000000000 ] &&
+		 [ "$(field NoNewPrivs)" = 1 ]'
+fi
 lost_on_link=
 while kill -0 $ppid 2>/dev/null; do
 	set -- $(keep_counts)

@@ -38,7 +38,9 @@ gadget_make() {
 	echo "perflink" >"$gadget_dir/configs/c.1/strings/0x409/configuration"
 	ln -s "$gadget_dir/functions/ffs.perflink" "$gadget_dir/configs/c.1/" || return 1
 	mkdir -p "$ffs_dir"
-	mount -t functionfs perflink "$ffs_dir"
+	# FFS_MOUNT_OPTS: e.g. uid=65534,gid=65534 for a device that runs as its
+	# own user (docs/perflinkd.md "Running as its own user")
+	mount -t functionfs ${FFS_MOUNT_OPTS:+-o "$FFS_MOUNT_OPTS"} perflink "$ffs_dir"
 }
 
 gadget_bind() {

@@ -4,7 +4,9 @@
 #
 #   start_perflinkd ARGS...   make the gadget, start perflinkd --foreground
 #                             --link ARGS (its pid in $daemon, its output in
-#                             /tmp/daemon.out), bind the gadget
+#                             /tmp/daemon.out), bind the gadget; with
+#                             PERFLINKD_USER=UID:GID perflinkd runs as that
+#                             user (--user) on a functionfs mounted for it
 #   status                    perflink status --json
 #   wait_link_up              until status says the link is up (20 s at most)
 #   check DESCRIPTION CONDITION   "ok - ..." or "not ok - ..." (counted in
@@ -20,6 +22,10 @@ check() {
 status() { perflink status --socket /tmp/perflinkd/control --json 2>/dev/null; }
 
 start_perflinkd() {
+	if [ -n "${PERFLINKD_USER:-}" ]; then
+		FFS_MOUNT_OPTS="uid=${PERFLINKD_USER%%:*},gid=${PERFLINKD_USER##*:}"
+		set -- --user "$PERFLINKD_USER" "$@"
+	fi
 	gadget_make || exit 1
 	# its sockets in a directory only it may write to (perflinkd refuses /tmp)
 	mkdir -m 700 /tmp/perflinkd
