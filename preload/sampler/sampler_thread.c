@@ -28,6 +28,8 @@
 
 #define TICK_NS 100000000L /* how often the ring is emptied: 0.1 s */
 #define STATS_NS 5000000000ull
+/* how long the sampler waits for a render thread before it says it has none */
+#define NO_RENDER_THREAD_NS 5000000000ull
 #define THREAD_STACK_BYTES (256 * 1024)
 
 static struct pl_settings cfg;
@@ -38,6 +40,8 @@ static unsigned long stats_frames, stats_render_us;
 static pid_t armed_tid;
 static bool gave_up; /* the program owns the signal: stay off for good */
 static unsigned name_scan;
+static uint64_t started_ns;
+static bool said_no_render_thread;
 static char folded_path[PL_PATH_MAX + 8];
 /* atomic futex word: bumped by the render thread's first swap, which the
  * sampler thread waits on between ticks so that it arms the timer at once */
@@ -128,6 +132,28 @@ static void maybe_arm(void)
 	}
 }
 
+/* Sampling was asked for and, a few seconds on, there is nothing to
+ * sample: say so once, with what to do, rather than write nothing at all.
+ * (A program that finds glXSwapBuffers with dlsym or glXGetProcAddress, as
+ * glmark2 does, calls it past the shim's hook.) */
+static void say_if_no_render_thread(uint64_t now)
+{
+	if (said_no_render_thread || gave_up || armed_tid || pl__render_tid() ||
+	    now - started_ns < NO_RENDER_THREAD_NS)
+		return;
+	said_no_render_thread = true;
+	if (cfg.sample_thread[0])
+		pl__diag("the sampler found no thread named '%s' in %llu s and samples nothing "
+			 "until one appears (PERFLINK_SAMPLE_THREAD names a thread by its "
+			 "/proc/PID/task/TID/comm)",
+			 cfg.sample_thread, NO_RENDER_THREAD_NS / 1000000000ull);
+	else
+		pl__diag("the sampler saw no frame swap (glXSwapBuffers, eglSwapBuffers) in "
+			 "%llu s and samples nothing: if the program renders, name its render "
+			 "thread with PERFLINK_SAMPLE_THREAD=NAME (its comm)",
+			 NO_RENDER_THREAD_NS / 1000000000ull);
+}
+
 static void drain_ring(void)
 {
 	const struct pl_stack_sample *s;
@@ -206,6 +232,7 @@ static void *sampler_main(void *unused)
 		pthread_mutex_lock(&lock);
 		if (pl__sampler_is_on()) {
 			maybe_arm();
+			say_if_no_render_thread(now);
 			drain_ring();
 			if (now - stats_start_ns >= STATS_NS)
 				update_stats(now);
@@ -260,7 +287,7 @@ void pl__sampler_start(const struct pl_settings *s)
 		return;
 	}
 	pl__frames_init(cfg.sample_thread);
-	window_start_ns = stats_start_ns = mono_ns();
+	window_start_ns = stats_start_ns = started_ns = mono_ns();
 
 	r = pthread_attr_init(&attr);
 	if (r != 0) {

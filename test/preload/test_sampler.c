@@ -351,6 +351,31 @@ static void test_arming(void)
 	h_run_free(&r);
 }
 
+/* Sampling asked for, nothing to sample: a program that never swaps (or
+ * reaches its swap past the hook) gets one message after 5 s saying what to
+ * do, and one naming a PERFLINK_SAMPLE_THREAD that never appears. */
+static void test_no_render_thread(void)
+{
+	char env_lib[300];
+	const char *env[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null", NULL };
+	const char *env_named[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null",
+				    "PERFLINK_SAMPLE_THREAD=no-such-thread", NULL };
+	char *sleep_argv[] = { "/bin/sleep", "6", NULL };
+	struct h_run r;
+
+	snprintf(env_lib, sizeof(env_lib), "LD_PRELOAD=%s", preload_lib);
+	TAP_OK(h_run(&r, sleep_argv, env) == 0 && r.status == 0 &&
+		       h_count(r.err, "saw no frame swap") == 1 &&
+		       h_count(r.err, "PERFLINK_SAMPLE_THREAD") == 1,
+	       "a program that never swaps: one message after 5 s, naming PERFLINK_SAMPLE_THREAD: %s",
+	       h_oneline(r.err));
+	h_run_free(&r);
+	TAP_OK(h_run(&r, sleep_argv, env_named) == 0 && r.status == 0 &&
+		       h_count(r.err, "no thread named 'no-such-thread'") == 1,
+	       "a thread name that never appears: one message naming it: %s", h_oneline(r.err));
+	h_run_free(&r);
+}
+
 static void test_no_out(void)
 {
 	char env_lib[300];
@@ -438,6 +463,7 @@ int main(int argc, char **argv)
 	test_bare();
 	test_loads_only_when_on();
 	test_no_out();
+	test_no_render_thread();
 	test_own_handler();
 	test_shares();
 	test_rotation();
