@@ -17,12 +17,14 @@ struct pl_aio_rx {
 	unsigned depth;
 	size_t read_bytes;     /* the largest read; each has a buffer this big */
 	unsigned packet;       /* of the endpoint attached */
-	size_t planned;        /* bytes the queued reads ask for, together */
+	size_t planned;        /* bytes this attach's queued reads ask for */
+	unsigned gen;          /* attaches so far: a read of an earlier one is stale */
 	bool failing;          /* a read failed: the endpoint is going away */
 	uint8_t *bufs;
 	struct iocb *iocbs;
 	bool *queued;
 	size_t *asked;         /* each queued read's length */
+	unsigned *read_gen;    /* the attach each queued read belongs to */
 	struct io_event *events;
 	pl__aio_rx_cb cb;
 	pl__aio_rx_want_cb want;
@@ -53,8 +55,10 @@ int pl__aio_rx_open(struct pl_aio_rx **out, unsigned depth, size_t read_bytes,
 	rx->iocbs = calloc(depth, sizeof(*rx->iocbs));
 	rx->queued = calloc(depth, sizeof(*rx->queued));
 	rx->asked = calloc(depth, sizeof(*rx->asked));
+	rx->read_gen = calloc(depth, sizeof(*rx->read_gen));
 	rx->events = calloc(depth, sizeof(*rx->events));
-	if (!rx->bufs || !rx->iocbs || !rx->queued || !rx->asked || !rx->events) {
+	if (!rx->bufs || !rx->iocbs || !rx->queued || !rx->asked || !rx->read_gen ||
+	    !rx->events) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -91,6 +95,7 @@ static int queue_read(struct pl_aio_rx *rx, unsigned i, size_t len)
 		return n < 0 ? n : -EIO;
 	rx->queued[i] = true;
 	rx->asked[i] = len;
+	rx->read_gen[i] = rx->gen;
 	rx->planned += len;
 	return 0;
 }
@@ -103,7 +108,11 @@ static int free_slot(const struct pl_aio_rx *rx)
 	return -1;
 }
 
-/* Queue what the next bytes need (link_aio_rx.h): 0 or -errno. */
+/* Queue what the next bytes need (link_aio_rx.h): 0 or -errno. The queued
+ * reads cover the bytes to come, in order, from where the stream is now:
+ * first, up to the end of the message begun, reads of up to read_bytes
+ * (never past its end); then, in every slot left, reads of one packet,
+ * which complete with each packet whatever message it starts. */
 static int top_up(struct pl_aio_rx *rx)
 {
 	size_t want;
@@ -117,17 +126,13 @@ static int top_up(struct pl_aio_rx *rx)
 		return err;
 	}
 	want = rx->want(rx->cb_ctx);
-	if (want == 0)
-		/* the start of a message: one packet holds its header */
-		return rx->planned == 0 && (i = free_slot(rx)) >= 0
-			       ? queue_read(rx, (unsigned)i, rx->packet)
-			       : 0;
 	while (err == 0 && rx->planned < want && (i = free_slot(rx)) >= 0) {
-		size_t len = want - rx->planned;
+		size_t len = want - rx->planned; /* a whole number of packets: padded */
 
-		len = (len + rx->packet - 1) / rx->packet * rx->packet;
 		err = queue_read(rx, (unsigned)i, len < rx->read_bytes ? len : rx->read_bytes);
 	}
+	while (err == 0 && (i = free_slot(rx)) >= 0)
+		err = queue_read(rx, (unsigned)i, rx->packet);
 	return err;
 }
 
@@ -139,6 +144,9 @@ int pl__aio_rx_attach(struct pl_aio_rx *rx, int ep_fd, unsigned packet_size)
 		return -EINVAL;
 	rx->ep_fd = ep_fd;
 	rx->packet = packet_size;
+	/* reads a detach could not collect belong to the endpoint before:
+	 * when they come back they are let go, not counted or delivered */
+	rx->gen++;
 	rx->planned = 0;
 	rx->failing = false;
 	if ((err = top_up(rx)) < 0)
@@ -162,6 +170,8 @@ static int collect(struct pl_aio_rx *rx, long min_nr, struct timespec *timeout, 
 		if (idx >= rx->depth || !rx->queued[idx])
 			continue;
 		rx->queued[idx] = false;
+		if (rx->read_gen[idx] != rx->gen)
+			continue; /* stale: see pl__aio_rx_attach */
 		rx->planned -= rx->asked[idx];
 		if (res == 0) {
 			rx->totals.zero_length_reads++;
@@ -243,6 +253,7 @@ void pl__aio_rx_close(struct pl_aio_rx *rx)
 	free(rx->iocbs);
 	free(rx->queued);
 	free(rx->asked);
+	free(rx->read_gen);
 	free(rx->events);
 	free(rx);
 }

@@ -7,14 +7,14 @@
  * packet size, so a read that asks for more than the rest of a message
  * holds that message back until more bytes, or a zero-length packet, come.
  * A host must not need one (docs/wire.md "Transfers"), so with a want
- * callback the reads follow the messages: while the start of a message is
- * not in, one read of one packet (the header is in it); once its header is
- * in, the callback says how many bytes the message still needs, and reads
- * of up to read_bytes each are queued for exactly that much, at most depth
- * at a time (at least 8, as adbd keeps). Small messages then cost one read
- * each, and a large one streams at the full depth. Without a want
- * callback, depth reads of read_bytes each stay queued (the benchmark's
- * bare stream).
+ * callback the reads follow the messages, depth of them queued (at least
+ * 8, as adbd keeps): once a message's header is in, the callback says how
+ * many bytes it still needs, and reads of up to read_bytes each are queued
+ * for exactly that much, never past its end; every other read is of one
+ * packet, which completes with that packet whatever message it starts. So
+ * small messages are taken depth packets at a time, and a large one
+ * streams in large reads. Without a want callback, depth reads of
+ * read_bytes each stay queued (the benchmark's bare stream).
  *
  * A zero-length packet completes a read with 0 bytes and changes nothing.
  * A read that fails with EPIPE before any data came (the host cleared a

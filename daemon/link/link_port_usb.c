@@ -281,21 +281,34 @@ static int reoffer_external(struct usb_port *p)
 	return 0;
 }
 
-/* Close ep0 and open it again. A gadget perflinkd set up is bound again
- * too; one that someone else bound stays unbound until they bind it again
- * (udc_reoffer.h says why). */
+/* Close ep0 and open it again (ep0 failed, or the gadget cannot be offered
+ * afresh otherwise). A gadget perflinkd set up is bound again by arm(). One
+ * someone else bound is unbound by the kernel when ep0 closes (udc_reoffer.h
+ * says why): it is bound again through its UDC file when perflinkd has it,
+ * else it stays unbound until its owner binds it. */
 static void rearm(struct usb_port *p, const char *why)
 {
+	char udc[sizeof(p->udc)] = "";
 	int err;
 
+	if (!p->cfg.setup_gadget && p->udc_fd >= 0 && !p->unbound)
+		pl__udc_read(p->udc_fd, udc, sizeof(udc));
 	if (p->cfg.setup_gadget)
 		pl__log_warnx("link: %s; dropping the gadget and re-arming it", why);
+	else if (udc[0])
+		pl__log_warnx("link: %s; re-arming the gadget and binding it to UDC %s again",
+			      why, udc);
 	else
 		pl__log_warnx("link: %s; re-arming the gadget: it stays unbound until its "
 			      "owner binds it again", why);
 	disarm(p);
-	if ((err = arm(p)) < 0)
+	if ((err = arm(p)) < 0) {
 		pl__log_warnc(err, "link: re-arming the gadget failed");
+		return;
+	}
+	/* the descriptors are written again: binding works now */
+	if (udc[0] && (err = pl__udc_write(p->udc_fd, udc)) < 0)
+		pl__log_warnc(err, "link: binding the gadget to UDC %s again failed", udc);
 }
 
 /* Offer the gadget to the host again: the host enumerates it afresh, which
