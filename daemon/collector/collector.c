@@ -1,5 +1,6 @@
 /* See collector.h; the protocol is common/ipc/producer_proto.h. */
 #include "collector.h"
+#include "accept_pause.h"
 #include "control_peer.h"
 #include "event_loop.h"
 #include "shm_guard.h"
@@ -89,8 +90,7 @@ struct pl_collector {
 	uint32_t next_id;
 	bool warned_unsealed;
 	uint64_t accepted, refused, failed_hellos, disconnected, silent;
-	uint64_t accept_paused_until_ns; /* after EMFILE and the like; 0: not paused */
-	uint64_t accept_pauses;
+	struct pl_accept_pause accept_pause; /* after EMFILE and the like */
 	uint64_t shm_faults; /* producers dropped for cutting their memory short */
 	struct pl__ratelimit rl;
 };
@@ -614,14 +614,7 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 	(void)events;
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
-		if (!pl__accept_must_pause(errno))
-			return;
-		pl__log_warnx_limited(&c->rl, "collector: accept: %s; pausing for a second",
-				      strerror(errno));
-		if (pl__loop_mod_fd(c->listen_w, 0) == 0) {
-			c->accept_paused_until_ns = pl__mono_ns() + PL_ACCEPT_PAUSE_NS;
-			c->accept_pauses++;
-		}
+		pl__accept_pause_begin(&c->accept_pause, c->listen_w, errno, "collector", &c->rl);
 		return;
 	}
 	if (pl__control_peer_get(fd, &peer) < 0 || !pl__control_peer_allowed(&c->policy, &peer)) {
@@ -670,9 +663,7 @@ static void on_sweep(void *ctx, uint64_t expirations)
 			producer_drop(p, "silent");
 		}
 	}
-	if (c->accept_paused_until_ns && now >= c->accept_paused_until_ns &&
-	    pl__loop_mod_fd(c->listen_w, EPOLLIN) == 0)
-		c->accept_paused_until_ns = 0;
+	pl__accept_pause_check(&c->accept_pause, c->listen_w, now);
 }
 
 int pl__collector_open(struct pl_collector **out, struct pl_loop *loop,
@@ -797,7 +788,7 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 	pl__json_str(j, "socket", c->path);
 	pl__json_u64(j, "accepted", c->accepted);
 	pl__json_u64(j, "refused", c->refused + c->failed_hellos + c->silent);
-	pl__json_u64(j, "accept_pauses", c->accept_pauses);
+	pl__json_u64(j, "accept_pauses", c->accept_pause.pauses);
 	pl__json_u64(j, "shm_faults", c->shm_faults);
 	pl__json_begin_array(j, "producers");
 	for (const struct producer *p = c->producers; p; p = p->next) {

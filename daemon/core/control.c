@@ -1,5 +1,6 @@
 /* See control.h. */
 #include "control.h"
+#include "accept_pause.h"
 #include "control_peer.h"
 #include "event_loop.h"
 
@@ -45,7 +46,7 @@ struct pl_control {
 	pl__control_status_fn status;
 	void *status_ctx;
 	uint64_t timeout_ns;
-	uint64_t paused_until_ns; /* accept paused after EMFILE */
+	struct pl_accept_pause pause; /* accept paused after EMFILE */
 	bool sweeping;
 	struct pl_control_stats stats;
 	struct pl__ratelimit rl;
@@ -55,7 +56,7 @@ struct pl_control {
 
 static void update_sweep(struct pl_control *c)
 {
-	bool want = c->stats.clients > 0 || c->paused_until_ns != 0;
+	bool want = c->stats.clients > 0 || c->pause.until_ns != 0;
 	uint64_t period = c->timeout_ns / 4;
 
 	if (want == c->sweeping)
@@ -286,14 +287,8 @@ static void on_listen(void *ctx, int lfd, uint32_t events)
 			accept_one(c, fd);
 			continue;
 		}
-		if (!pl__accept_must_pause(errno))
-			return;
-		pl__log_warnx_limited(&c->rl, "control: accept: %s; pausing for a second",
-				      strerror(errno));
-		if (pl__loop_mod_fd(c->listen_w, 0) == 0) {
-			c->paused_until_ns = pl__mono_ns() + PL_ACCEPT_PAUSE_NS;
-			update_sweep(c);
-		}
+		if (pl__accept_pause_begin(&c->pause, c->listen_w, errno, "control", &c->rl))
+			update_sweep(c); /* the sweep ends the pause */
 		return;
 	}
 }
@@ -315,11 +310,8 @@ static void on_sweep(void *ctx, uint64_t expirations)
 			send_line(cl->fd, "{\"error\":\"timeout: no request line in time\"}\n");
 		client_close(cl);
 	}
-	if (c->paused_until_ns && now >= c->paused_until_ns &&
-	    pl__loop_mod_fd(c->listen_w, EPOLLIN) == 0) {
-		c->paused_until_ns = 0;
-		update_sweep(c);
-	}
+	pl__accept_pause_check(&c->pause, c->listen_w, now);
+	update_sweep(c);
 }
 
 static int bind_socket(struct pl_control *c)
