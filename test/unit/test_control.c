@@ -18,6 +18,7 @@
 #include <grp.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -289,6 +290,45 @@ static void test_timeout_and_busy(struct pl_control *c, unsigned max_clients)
 	free(a);
 }
 
+/* Out of descriptors, the control socket stops watching its listener for a
+ * second (daemon/core/accept_pause.c) instead of spinning on it: a client
+ * whose accept fails with EMFILE leaves the loop idle, and is served once
+ * descriptors are free again. */
+static void test_out_of_fds(void)
+{
+	struct rlimit old, low;
+	uint64_t start, until;
+	unsigned turns = 0;
+	int fd, next;
+	char *a;
+
+	if (getrlimit(RLIMIT_NOFILE, &old) < 0 || (next = dup(0)) < 0)
+		abort();
+	close(next);
+	/* the client's socket takes the next descriptor, accept the one after */
+	low = old;
+	low.rlim_cur = (rlim_t)next + 1;
+	if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+		abort();
+	fd = client();
+	TAP_OK(fd >= 0, "a client connects while the daemon is out of descriptors");
+	start = pl__mono_ns();
+	for (until = start + 300000000u; pl__mono_ns() < until; turns++)
+		pl__loop_run_once(loop, 10);
+	setrlimit(RLIMIT_NOFILE, &old);
+	/* a spinning loop turns thousands of times in 300 ms; a paused one
+	 * waits out its 10 ms timeouts (about 30) */
+	TAP_OK(turns < 200, "the failing accept pauses the listener: %u loop turns in 300 ms",
+	       turns);
+	if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7)
+		TAP_OK(0, "the client sends its request");
+	a = read_all(fd);
+	TAP_OK(has(a, "\"hello\""), "with descriptors free, it is served after the pause (%s)",
+	       oneline(a));
+	free(a);
+	close(fd);
+}
+
 static void test_policy(void)
 {
 	struct pl__control_peer_policy p;
@@ -487,6 +527,7 @@ int main(void)
 		       "stats count answers (%llu) and errors (%llu) since the reopen",
 		       (unsigned long long)st.served, (unsigned long long)st.errors);
 	}
+	test_out_of_fds();
 	pl__control_close(c);
 	TAP_OK(stat(sock_path, &sb) < 0 && errno == ENOENT, "close removes the socket file");
 
