@@ -36,6 +36,10 @@ struct pl_link {
 	void *ctx;
 
 	struct pl_link_port *port;
+	/* pl__link_end_session asked, waiting for what went before to reach
+	 * the host (NULL: not asked) */
+	const char *end_why;
+	uint64_t end_asked_ns;
 	struct pl_loop_watch *tick_timer;
 	struct pl_wire_stream in;
 	bool up;
@@ -195,6 +199,28 @@ static void flush_pending(struct pl_link *l)
 	}
 }
 
+/* How long an asked end of the session waits for what was sent before it
+ * (its command_result above all) to reach the host. */
+#define PL_LINK_END_WAIT_NS (1000ull * 1000 * 1000)
+
+/* End the session asked to end once nothing it was sent waits or is in
+ * flight, or after PL_LINK_END_WAIT_NS whatever is left: ending it at once
+ * would cut the answer that says it ends (on USB the requests in flight
+ * are cancelled when the gadget is offered afresh). */
+static void end_when_sent(struct pl_link *l)
+{
+	const char *why = l->end_why;
+
+	if (!why)
+		return;
+	if (l->up && (l->queue_head || inflight(l) > 0) &&
+	    pl__mono_ns() - l->end_asked_ns < PL_LINK_END_WAIT_NS)
+		return;
+	l->end_why = NULL;
+	if (l->up)
+		l->port->ops->reset(l->port, why);
+}
+
 static void port_progress(void *ctx)
 {
 	struct pl_link *l = ctx;
@@ -203,6 +229,7 @@ static void port_progress(void *ctx)
 	flush_pending(l);
 	if (l->up && l->h.writable)
 		l->h.writable(l->ctx);
+	end_when_sent(l);
 }
 
 /* Send the measured round trips as one telemetry line. */
@@ -372,6 +399,7 @@ static void port_down(void *ctx, const char *why)
 	struct pl_link *l = ctx;
 
 	l->up = false;
+	l->end_why = NULL; /* the session ended by itself */
 	pl__log_info_limited(&l->down_rl, "link: down (%s)", why);
 	if (l->h.down)
 		l->h.down(l->ctx, why);
@@ -386,6 +414,9 @@ static void on_tick(void *ctx, uint64_t expirations)
 	bool waiting = l->queue_head || l->have_held;
 
 	(void)expirations;
+	if (!l->up)
+		return;
+	end_when_sent(l);
 	if (!l->up)
 		return;
 	if (++l->ticks % 5 == 0)
@@ -555,8 +586,11 @@ bool pl__link_is_up(const struct pl_link *l)
 
 void pl__link_end_session(struct pl_link *l, const char *why)
 {
-	if (l->up)
-		l->port->ops->reset(l->port, why);
+	if (!l->up || l->end_why)
+		return;
+	l->end_why = why;
+	l->end_asked_ns = pl__mono_ns();
+	end_when_sent(l);
 }
 
 bool pl__link_tcp_totals(const struct pl_link *l, struct pl_link_tcp_totals *out)

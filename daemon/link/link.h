@@ -135,8 +135,10 @@ int pl__link_send_frame_hashed(struct pl_link *l, uint64_t frame_id, uint16_t fl
  * -ENOBUFS when the queue is full (dropped and counted), -ENOTCONN. */
 int pl__link_send(struct pl_link *l, enum pl_wire_type type, const void *payload, size_t len);
 bool pl__link_is_up(const struct pl_link *l);
-/* End the session now, as the deadline would (USB: re-arm the gadget; TCP:
- * drain and close the connection): the host said it is leaving. */
+/* End the session as the deadline would (USB: offer the gadget afresh;
+ * TCP: drain and close the connection): the host said it is leaving. It
+ * ends once what was sent or queued before has reached the host (the
+ * command_result that answers end_of_stream above all), or after 1 s. */
 void pl__link_end_session(struct pl_link *l, const char *why);
 /* Whether a frame of len bytes would be sent at once (not held): for
  * producers that prefer to wait for room rather than have frames replaced. */
