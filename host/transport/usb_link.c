@@ -146,26 +146,6 @@ no:
 	return -1;
 }
 
-/* A perflink interface in the device's active configuration, read from
- * what libusb cached: nothing is opened to know. */
-static bool has_perflink_interface(libusb_device *dev)
-{
-	struct libusb_config_descriptor *cfg;
-	bool found = false;
-
-	if (libusb_get_active_config_descriptor(dev, &cfg) != 0)
-		return false;
-	for (int i = 0; i < cfg->bNumInterfaces && !found; i++)
-		for (int a = 0; a < cfg->interface[i].num_altsetting && !found; a++) {
-			const struct libusb_interface_descriptor *id = &cfg->interface[i].altsetting[a];
-
-			found = id->bInterfaceClass == PL_USB_CLASS &&
-				id->bInterfaceSubClass == PL_USB_SUBCLASS;
-		}
-	libusb_free_config_descriptor(cfg);
-	return found;
-}
-
 static int connect_listed(struct pl_usb_link *l)
 {
 	libusb_device **list;
@@ -179,8 +159,10 @@ static int connect_listed(struct pl_usb_link *l)
 		struct libusb_device_descriptor d;
 		libusb_device_handle *h;
 
+		/* find_interface reads what libusb cached: nothing is opened
+		 * to know whether the device has a perflink interface */
 		if (libusb_get_device_descriptor(list[i], &d) != 0 ||
-		    !ids_match(l, d.idVendor, d.idProduct) || !has_perflink_interface(list[i]))
+		    !ids_match(l, d.idVendor, d.idProduct) || find_interface(l, list[i]) < 0)
 			continue;
 		if (libusb_open(list[i], &h) == 0 && claim(l, h) == 0)
 			ret = 0;
