@@ -1,11 +1,15 @@
 /* The render sampler (docs/sampler.md): where the render thread spends its
- * CPU time, from a per-thread CPU-time timer whose signal handler unwinds
- * the stack with libunwind into a lock-free ring; a sampler thread names
- * the frames and appends a report every window.
+ * CPU time, from a per-thread CPU-time timer whose signal handler copies
+ * the registers and the top of the stack into a lock-free ring; a sampler
+ * thread walks the copies with libunwind's remote interface, names the
+ * frames and appends a report every window.
  *
  * Files: sampler_hooks.c (the exported swap hooks), sampler_frames.c (the
- * render thread and its frame times), sampler_ring.c (the handler's ring),
- * sampler_signal.c (timer and handler), sampler_stacks.c (aggregation),
+ * render thread and its frame times), sampler_signal.c (timer and
+ * handler), sampler_capture.c (the handler's copy), sampler_regs_CPU.c
+ * (the registers, per CPU), sampler_ring.c (the handler's ring),
+ * sampler_modules.c (the loaded modules, under the loader's lock),
+ * sampler_unwind.c (the walk), sampler_stacks.c (aggregation),
  * sampler_report.c (text and folded stacks), sampler_file.c (the rotating
  * files), sampler_thread.c (the thread and its life); sampler_off.c
  * replaces the libunwind-dependent ones in a build without libunwind.
@@ -67,38 +71,126 @@ void pl__frames_init(const char *thread_name);
 void pl__sampler_start(const struct pl_settings *s);
 /* Destructor: stop sampling and write the window in progress. */
 void pl__sampler_finish(void);
-/* On the render thread, outside any handler, once: the unwinder's lazy
- * set-up, so that the handler never takes its first-use locks. */
+/* On the render thread, outside any handler, once: its stack's bounds,
+ * which the handler copies from (sampler_capture.c). */
 void pl__sampler_thread_warm(void);
 /* On the render thread, once it is known: the sampler thread arms the
  * timer now rather than at its next tick (up to 0.1 s of frames unsampled). */
 void pl__sampler_thread_wake(void);
 
-/* --- sampler_ring.c: handler -> sampler thread ------------------------- */
+/* --- what a sample is ---------------------------------------------------- */
 
 #define PL_STACK_DEPTH 48
 
+/* A walked stack, as the sampler thread aggregates it. */
 struct pl_stack_sample {
 	uint32_t depth;
 	uint16_t idle;      /* taken inside a swap */
-	uint16_t cut_short; /* libunwind failed before the outermost frame */
+	uint16_t cut_short; /* the walk ended before the outermost frame */
 	uintptr_t ip[PL_STACK_DEPTH]; /* [0] the interrupted pc, then return addresses */
 };
 
+/* What the handler takes (sampler_capture.c): the interrupted registers
+ * and a copy of the top of the stack, never walked there. The sampler
+ * thread unwinds the copy (sampler_unwind.c). 16 KiB of stack: perf's
+ * DWARF call graphs copy 8 KiB by default; bench/sampler_overhead and the
+ * glxgears test print how often a walk reaches the end of the copy. */
+#define PL_STACK_COPY_BYTES (16u * 1024u)
+/* Registers by libunwind's numbers for the target (sampler_regs_CPU.c) */
+#define PL_REGS_MAX 34
+
+struct pl_raw_sample {
+	uint16_t idle;
+	uint16_t stack_unknown; /* sp outside every stack the sampler can copy: pc only */
+	uint32_t stack_len;     /* bytes copied, from stack_start */
+	uintptr_t stack_start;  /* the interrupted sp */
+	uintptr_t regs[PL_REGS_MAX];
+	unsigned char stack[PL_STACK_COPY_BYTES];
+};
+
+/* --- sampler_regs_CPU.c: the registers a walk starts from -------------- */
+
+/* Copy the interrupted registers out of the handler's ucontext_t; their
+ * pc and sp. Async-signal-safe. */
+void pl__regs_capture(uintptr_t regs[PL_REGS_MAX], const void *ucontext);
+uintptr_t pl__regs_pc(const uintptr_t regs[PL_REGS_MAX]);
+uintptr_t pl__regs_sp(const uintptr_t regs[PL_REGS_MAX]);
+/* The slot of libunwind's register number unw_reg, or -1 when the
+ * sampler does not keep it. */
+int pl__regs_slot(int unw_reg);
+/* Mend what libunwind's remote interface gets wrong on this CPU, on the
+ * address space (unw_addr_space_t) just made over accessors
+ * (unw_accessors_t *); nothing where it gets it right. */
+void pl__regs_mend_space(void *space, const void *accessors);
+
+/* --- sampler_capture.c: the handler's copy of the stack ----------------- */
+
+/* Probe once (sampler thread): whether process_vm_readv works here (not
+ * under qemu-user, nor where a seccomp filter refuses it). */
+void pl__capture_init(void);
+/* On the render thread, outside any handler: its stack's bounds, so that
+ * the handler copies from them without a system call. */
+void pl__capture_thread_bounds(void);
+/* The render thread changed: forget the bounds taken on the last one. */
+void pl__capture_forget_bounds(void);
+/* In the handler: fill s (idle is the caller's). Never faults: it copies
+ * only from the thread's own stack bounds, or through process_vm_readv,
+ * which returns an error where memory is not mapped. */
+void pl__capture(struct pl_raw_sample *s, const void *ucontext);
+
+/* --- sampler_modules.c: the loaded modules, seen under the loader's lock - */
+
+/* Sampler thread only. Run fn(arg) while the loader's list of modules is
+ * held still (inside dl_iterate_phdr: glibc unmaps a closed library only
+ * under the same lock), with the module table brought up to date first.
+ * Inside fn the modules' readable segments can be read without a fault.
+ * 0, or -errno when the table cannot be built. */
+int pl__modules_hold(void (*fn)(void *arg), void *arg);
+/* Inside pl__modules_hold only. */
+struct pl_module_text {
+	uintptr_t lo, hi;          /* the executable segment holding pc */
+	uintptr_t eh_frame_hdr;    /* 0 when the module has none */
+	uintptr_t load_base;
+};
+bool pl__modules_text_of(uintptr_t pc, struct pl_module_text *out);
+/* Whether [addr, addr + len) lies in one readable segment of a module. */
+bool pl__modules_readable(uintptr_t addr, size_t len);
+/* The table changed since the last call (a library came or went). */
+bool pl__modules_changed(void);
+/* Whether pc is in an anonymous executable mapping (a JIT's code) as last
+ * read; a pc found in none asks for the next refresh. */
+bool pl__modules_anon_exec(uintptr_t pc);
+/* Outside pl__modules_hold: read /proc/self/maps again if a walk asked. */
+void pl__modules_refresh_maps(void);
+
+/* --- sampler_unwind.c: the walk, on the sampler thread ------------------- */
+
+/* Set up libunwind's address space over the copies. 0 or -errno. */
+int pl__unwind_init(void);
+/* Walk raw into out; a walk that cannot go on (no unwind information, a
+ * read outside the copy and the modules, a pc in no module) keeps the
+ * frames found so far and is marked cut short. Inside pl__modules_hold. */
+void pl__unwind(const struct pl_raw_sample *raw, struct pl_stack_sample *out);
+/* Walks since start that ended at the end of the stack copy. */
+unsigned long pl__unwind_copy_ends(void);
+
+/* --- sampler_ring.c: handler -> sampler thread ------------------------- */
+
 /* Producer (the handler, one thread at a time): a free slot or NULL when
- * full (the sample is counted as dropped); then commit. */
-struct pl_stack_sample *pl__ring_claim(void);
-void pl__ring_commit(void);
+ * full (the sample is counted as dropped); then commit, which says
+ * whether the ring is half full (the sampler thread should drain now). */
+struct pl_raw_sample *pl__ring_claim(void);
+bool pl__ring_commit(void);
 /* Consumer (the sampler thread): the next sample, or NULL. Release it
  * before the next call. */
-const struct pl_stack_sample *pl__ring_peek(void);
+const struct pl_raw_sample *pl__ring_peek(void);
 void pl__ring_release(void);
 /* Samples dropped since start (ring full); wraps on 32-bit. */
 unsigned long pl__ring_dropped(void);
 
 /* --- sampler_signal.c --------------------------------------------------- */
 
-/* Global unwinder set-up; 0 or -errno. */
+/* 0 or -errno. */
 int pl__signal_init(void);
 /* Install the handler (unless the program has one for signo: then
  * -EBUSY) and start a timer on tid's CPU clock, hz a second. */

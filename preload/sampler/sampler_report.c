@@ -94,6 +94,8 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 		put(&b, ", %llu cut short (unwinding failed)", (unsigned long long)cut_short);
 	if (pl__ring_dropped())
 		put(&b, ", %lu dropped since start", pl__ring_dropped());
+	if (pl__unwind_copy_ends())
+		put(&b, ", %lu deeper than the stack copy since start", pl__unwind_copy_ends());
 	put(&b, " ====\n");
 	if (rs->valid)
 		put(&b, "render_stats fps=%.1f frame_ms=%.1f\n", rs->fps, rs->frame_ms);

@@ -19,14 +19,18 @@ _Static_assert(__GCC_ATOMIC_INT_LOCK_FREE == 2 && sizeof(uint32_t) == sizeof(int
 _Static_assert(__GCC_ATOMIC_LONG_LOCK_FREE == 2,
 	       "the sampler ring needs lock-free pointer-sized atomics");
 
-#define RING_SLOTS 256u /* a power of two; ~100 KiB, 0.25 s at 1000 Hz */
+/* A power of two. Each slot holds a stack copy (sampler.h), ~1 MiB in
+ * all, resident only as deep as the stacks copied reach. The handler asks
+ * for a drain at half full: at 1000 Hz the sampler thread empties it
+ * every 32 ms, not at its 0.1 s tick. */
+#define RING_SLOTS 64u
 
-static struct pl_stack_sample ring[RING_SLOTS];
+static struct pl_raw_sample ring[RING_SLOTS];
 static uint32_t head;         /* atomic: written by the producer */
 static uint32_t tail;         /* atomic: written by the consumer */
 static unsigned long dropped; /* atomic */
 
-struct pl_stack_sample *pl__ring_claim(void)
+struct pl_raw_sample *pl__ring_claim(void)
 {
 	uint32_t h = __atomic_load_n(&head, __ATOMIC_RELAXED);
 
@@ -37,12 +41,16 @@ struct pl_stack_sample *pl__ring_claim(void)
 	return &ring[h % RING_SLOTS];
 }
 
-void pl__ring_commit(void)
+bool pl__ring_commit(void)
 {
-	__atomic_store_n(&head, __atomic_load_n(&head, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+	uint32_t h = __atomic_load_n(&head, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(&head, h, __ATOMIC_RELEASE);
+	/* once, as it reaches half full: not on every sample after */
+	return h - __atomic_load_n(&tail, __ATOMIC_ACQUIRE) == RING_SLOTS / 2;
 }
 
-const struct pl_stack_sample *pl__ring_peek(void)
+const struct pl_raw_sample *pl__ring_peek(void)
 {
 	uint32_t t = __atomic_load_n(&tail, __ATOMIC_RELAXED);
 

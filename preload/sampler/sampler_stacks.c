@@ -188,6 +188,8 @@ void pl__stacks_exiting(void)
 	exiting = true;
 }
 
+static bool maps_read_this_window;
+
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
  * NULL). False: no object there (any more). */
 static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
@@ -222,6 +224,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	uint32_t i, probe;
 	struct site *s = NULL;
 	char fname[NAME_MAX_LEN];
+	bool held;
 	Dl_info info;
 	void *pin;
 
@@ -244,7 +247,18 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		return &crowded;
 	}
 	memset(&info, 0, sizeof(info));
-	if (!dladdr_held(look, &info, &pin)) {
+	held = dladdr_held(look, &info, &pin);
+	if (!held && !pl__modules_anon_exec(look) && !maps_read_this_window) {
+		/* code made since the mappings were last read: once a window */
+		maps_read_this_window = true;
+		pl__modules_refresh_maps();
+	}
+	if (!held && pl__modules_anon_exec(look)) {
+		/* a JIT's code (llvmpipe's shaders): one name for all of it, so
+		 * that its addresses make one tower, not hundreds */
+		snprintf(fname, sizeof(fname), "[anonymous code]");
+		snprintf(s->line, sizeof(s->line), "[anonymous code] %#lx", (unsigned long)look);
+	} else if (!held) {
 		snprintf(fname, sizeof(fname), "[unknown] %#lx", (unsigned long)ip);
 		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);
 	} else {
@@ -306,6 +320,7 @@ int pl__stacks_rank(struct pl_ranking *r)
 	size_t i, n_lines = 0, n_incl = 0, n_self = 0;
 
 	pl__lines_refresh(); /* libraries loaded since the last window */
+	maps_read_this_window = false;
 
 	for (i = 0; i < STACK_SLOTS; i++) {
 		struct stack *e = &stacks[i];

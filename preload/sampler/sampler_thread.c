@@ -107,6 +107,7 @@ static void maybe_arm(void)
 			return;
 		/* the render thread ended: the next one that swaps takes over */
 		pl__signal_disarm();
+		pl__capture_forget_bounds();
 		armed_tid = 0;
 		pl__render_tid_set(0);
 	}
@@ -154,13 +155,34 @@ static void say_if_no_render_thread(uint64_t now)
 			 NO_RENDER_THREAD_NS / 1000000000ull);
 }
 
+struct walk_job {
+	const struct pl_raw_sample *raw;
+	struct pl_stack_sample stack;
+};
+
+static void walk_held(void *arg)
+{
+	struct walk_job *job = arg;
+
+	pl__unwind(job->raw, &job->stack);
+}
+
+/* Each sample is walked under the loader's lock on its own, so a target's
+ * dlopen waits for one walk at most. */
 static void drain_ring(void)
 {
-	const struct pl_stack_sample *s;
+	struct walk_job job;
 
-	while ((s = pl__ring_peek()) != NULL) {
-		pl__stacks_add(s);
+	pl__modules_refresh_maps();
+	while ((job.raw = pl__ring_peek()) != NULL) {
+		if (pl__modules_hold(walk_held, &job) < 0) {
+			job.stack.idle = job.raw->idle;
+			job.stack.cut_short = 1;
+			job.stack.depth = 1;
+			job.stack.ip[0] = pl__regs_pc(job.raw->regs);
+		}
 		pl__ring_release();
+		pl__stacks_add(&job.stack);
 	}
 }
 

@@ -305,7 +305,7 @@ static void test_own_handler(void)
 
 static void test_named_thread(void)
 {
-	char out[300], env_lib[300], env_out[320];
+	char out[300], folded[320], env_lib[300], env_out[320];
 	const char *env[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_HZ=997",
 			      "PERFLINK_SAMPLE_THREAD=worker", env_out, NULL };
 	struct h_run r;
@@ -319,6 +319,13 @@ static void test_named_thread(void)
 	text = test_read_file(out);
 	TAP_OK(text && !strstr(text, "hot_a") && !strstr(text, "render_stats"),
 	       "PERFLINK_SAMPLE_THREAD samples that thread, not the one that swaps");
+	free(text);
+	/* a thread that never swapped: its stack is copied through
+	 * process_vm_readv (no bounds taken on it), and walked whole */
+	snprintf(folded, sizeof(folded), "%s.folded", out);
+	text = test_read_file(folded);
+	TAP_OK(text && strstr(text, "start_thread;worker_main"),
+	       "its stacks are walked from the thread's start to the worker's loop");
 	free(text);
 }
 

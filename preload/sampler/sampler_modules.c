@@ -1,0 +1,243 @@
+/* The loaded modules' segments, for the walk on the sampler thread.
+ *
+ * The walk reads a module's unwind tables and code (sampler_unwind.c).
+ * It does that only inside dl_iterate_phdr's callback: glibc removes a
+ * closed library from the list and unmaps it under the same lock
+ * (dl_load_write_lock, _dl_close_worker), so whatever the list shows
+ * stays mapped until the callback returns; musl never unmaps on dlclose.
+ * The table is rebuilt inside that callback when the loader's counters
+ * (dlpi_adds, dlpi_subs) moved, so it always describes what is mapped.
+ *
+ * Anonymous executable mappings (a JIT's code, llvmpipe's shaders) are
+ * not modules: they come from /proc/self/maps, read outside the lock when
+ * a walk met a pc it could not place. */
+#include "sampler.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SEGMENTS 4096
+#define MAX_ANON_EXEC 64
+
+struct segment {
+	uintptr_t lo, hi;
+	uintptr_t load_base, eh_frame_hdr;
+	bool readable, executable;
+};
+
+static struct segment segs[MAX_SEGMENTS];
+static int n_segs;
+static bool table_built, table_changed;
+static unsigned long long seen_adds, seen_subs;
+
+static struct {
+	uintptr_t lo, hi;
+} anon_exec[MAX_ANON_EXEC];
+static int n_anon_exec;
+static bool maps_wanted;
+
+struct hold {
+	void (*fn)(void *);
+	void *arg;
+	bool ran;
+};
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *unused)
+{
+	uintptr_t hdr = 0;
+	int i, first = n_segs;
+
+	(void)size;
+	(void)unused;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	}
+	for (i = 0; i < info->dlpi_phnum && n_segs < MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct segment *s;
+
+		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
+			continue;
+		s = &segs[n_segs++];
+		s->lo = info->dlpi_addr + ph->p_vaddr;
+		s->hi = s->lo + ph->p_memsz;
+		s->load_base = info->dlpi_addr;
+		s->readable = (ph->p_flags & PF_R) != 0;
+		s->executable = (ph->p_flags & PF_X) != 0;
+	}
+	for (i = first; i < n_segs; i++)
+		segs[i].eh_frame_hdr = hdr;
+	return 0;
+}
+
+/* Shell sort by start address, in place: qsort may call malloc, and
+ * this runs under the loader's lock (a heap profiler's allocator that
+ * walks stacks takes the two the other way round). */
+static void sort_segments(void)
+{
+	static const int gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+	size_t g;
+	int i, j;
+
+	for (g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+		for (i = gaps[g]; i < n_segs; i++) {
+			struct segment t = segs[i];
+
+			for (j = i; j >= gaps[g] && segs[j - gaps[g]].lo > t.lo; j -= gaps[g])
+				segs[j] = segs[j - gaps[g]];
+			segs[j] = t;
+		}
+	}
+}
+
+/* Inside the outer callback: glibc's lock is recursive and musl holds
+ * none across callbacks, so the nested walk sees the same list. */
+static void rebuild(void)
+{
+	n_segs = 0;
+	dl_iterate_phdr(add_module, NULL);
+	sort_segments();
+	table_built = true;
+	table_changed = true;
+}
+
+static int hold_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct hold *h = arg;
+	bool counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs);
+
+	if (!counted || !table_built || info->dlpi_adds != seen_adds ||
+	    info->dlpi_subs != seen_subs) {
+		rebuild();
+		if (counted) {
+			seen_adds = info->dlpi_adds;
+			seen_subs = info->dlpi_subs;
+		}
+	}
+	h->fn(h->arg);
+	h->ran = true;
+	return 1; /* the first module is enough: the lock is what was wanted */
+}
+
+int pl__modules_hold(void (*fn)(void *arg), void *arg)
+{
+	struct hold h = { fn, arg, false };
+
+	dl_iterate_phdr(hold_cb, &h);
+	return h.ran ? 0 : -ENOENT;
+}
+
+static const struct segment *segment_of(uintptr_t addr)
+{
+	int lo = 0, hi = n_segs - 1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (addr < segs[mid].lo)
+			hi = mid - 1;
+		else if (addr >= segs[mid].hi)
+			lo = mid + 1;
+		else
+			return &segs[mid];
+	}
+	return NULL;
+}
+
+bool pl__modules_text_of(uintptr_t pc, struct pl_module_text *out)
+{
+	const struct segment *s = segment_of(pc);
+
+	if (!s || !s->executable)
+		return false;
+	out->lo = s->lo;
+	out->hi = s->hi;
+	out->eh_frame_hdr = s->eh_frame_hdr;
+	out->load_base = s->load_base;
+	return true;
+}
+
+bool pl__modules_readable(uintptr_t addr, size_t len)
+{
+	const struct segment *s = segment_of(addr);
+
+	return s && s->readable && len <= s->hi - addr;
+}
+
+bool pl__modules_changed(void)
+{
+	bool c = table_changed;
+
+	table_changed = false;
+	return c;
+}
+
+bool pl__modules_anon_exec(uintptr_t pc)
+{
+	int i;
+
+	for (i = 0; i < n_anon_exec; i++) {
+		if (pc >= anon_exec[i].lo && pc < anon_exec[i].hi)
+			return true;
+	}
+	maps_wanted = true;
+	return false;
+}
+
+/* "lo-hi perms offset dev inode [path]": executable, inode 0 */
+static void parse_maps_line(const char *line)
+{
+	unsigned long lo, hi, offset, inode;
+	unsigned major, minor;
+	char perms[5];
+
+	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &lo, &hi, perms, &offset, &major, &minor,
+		   &inode) != 7 ||
+	    perms[2] != 'x' || inode != 0 || hi <= lo || n_anon_exec >= MAX_ANON_EXEC)
+		return;
+	anon_exec[n_anon_exec].lo = lo;
+	anon_exec[n_anon_exec++].hi = hi;
+}
+
+void pl__modules_refresh_maps(void)
+{
+	static char buf[8192];
+	size_t used = 0;
+	ssize_t n;
+	int fd;
+
+	if (!maps_wanted)
+		return;
+	maps_wanted = false;
+	fd = pl__real.open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n_anon_exec = 0;
+	for (;;) {
+		char *nl, *line;
+
+		do
+			n = read(fd, buf + used, sizeof(buf) - 1 - used);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		buf[used] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+			*nl = '\0';
+			parse_maps_line(line);
+		}
+		used = strlen(line);
+		memmove(buf, line, used);
+		if (used == sizeof(buf) - 1)
+			used = 0; /* a line longer than the buffer: dropped */
+	}
+	pl__real.close(fd);
+}
