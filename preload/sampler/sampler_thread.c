@@ -42,6 +42,9 @@ static bool gave_up; /* the program owns the signal: stay off for good */
 static unsigned name_scan;
 static uint64_t started_ns;
 static bool said_no_render_thread;
+/* a render thread was sampled once: its end (the program winding down)
+ * is not "no render thread" */
+static bool ever_armed;
 static char folded_path[PL_PATH_MAX + 8];
 /* atomic futex word: bumped by the render thread's first swap, which the
  * sampler thread waits on between ticks so that it arms the timer at once */
@@ -130,6 +133,7 @@ static void maybe_arm(void)
 		gave_up = true;
 	} else {
 		armed_tid = tid;
+		ever_armed = true;
 	}
 }
 
@@ -139,7 +143,7 @@ static void maybe_arm(void)
  * glmark2 does, calls it past the shim's hook.) */
 static void say_if_no_render_thread(uint64_t now)
 {
-	if (said_no_render_thread || gave_up || armed_tid || pl__render_tid() ||
+	if (said_no_render_thread || gave_up || armed_tid || pl__render_tid() || ever_armed ||
 	    now - started_ns < NO_RENDER_THREAD_NS)
 		return;
 	said_no_render_thread = true;
