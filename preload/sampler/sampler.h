@@ -240,6 +240,15 @@ bool pl__line_of(uintptr_t pc, char *out, size_t cap);
  * functions too); false when unknown. */
 bool pl__symbol_of(uintptr_t pc, char *out, size_t cap);
 
+/* --- sampler_demangle.c: C++ names ------------------------------------- */
+
+/* Each window, before naming: look for the program's C++ runtime again if
+ * it had none loaded. */
+void pl__demangle_window(void);
+/* Demangle name in place (cap bytes) when it is a mangled C++ name and a
+ * demangler is at hand; otherwise leave it. */
+void pl__demangle(char *name, size_t cap);
+
 /* --- sampler_report.c ---------------------------------------------------- */
 
 struct pl_render_stats {

@@ -69,8 +69,15 @@ bool pl__symbol_of(uintptr_t pc, char *out, size_t cap)
 {
 	Dwfl_Module *m = module_of(pc);
 	const char *name;
+	GElf_Off offset = 0;
+	GElf_Sym sym;
 
-	if (!m || !(name = dwfl_module_addrname(m, (Dwarf_Addr)pc)))
+	/* the symbol pc lies inside: libdw also offers the nearest one below
+	 * (brk's name for code that is not brk's); then module+offset is the
+	 * truth */
+	if (!m || !(name = dwfl_module_addrinfo(m, (Dwarf_Addr)pc, &offset, &sym, NULL, NULL, NULL)))
+		return false;
+	if (sym.st_size > 0 ? offset >= sym.st_size : offset != 0)
 		return false;
 	return (size_t)snprintf(out, cap, "%s", name) < cap;
 }

@@ -194,6 +194,7 @@ static bool maps_read_this_window;
  * NULL). False: no object there (any more). */
 static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
 {
+	const ElfW(Sym) *sym = NULL;
 	struct module_find m;
 
 	memset(&m, 0, sizeof(m));
@@ -207,8 +208,18 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
 		if (!*pin)
 			return false; /* unloaded since */
 	}
-	if (dladdr((void *)pc, info) != 0 && (uintptr_t)info->dli_fbase == m.base)
+	if (dladdr1((void *)pc, info, (void **)&sym, RTLD_DL_SYMENT) != 0 &&
+	    (uintptr_t)info->dli_fbase == m.base) {
+		/* dladdr gives the nearest exported symbol below pc, even
+		 * where pc is past its end (a static function after it, or
+		 * code of a stripped library): a name only when pc lies inside */
+		if (info->dli_sname && sym && sym->st_size > 0 &&
+		    pc - (uintptr_t)info->dli_saddr >= sym->st_size) {
+			info->dli_sname = NULL;
+			info->dli_saddr = NULL;
+		}
 		return true;
+	}
 	if (*pin)
 		dlclose(*pin);
 	*pin = NULL;
@@ -274,6 +285,8 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		else
 			named = pl__symbol_of(look, sym, sizeof(sym));
 		if (named)
+			pl__demangle(sym, sizeof(sym));
+		if (named)
 			snprintf(fname, sizeof(fname), "%s (%s)", sym, mod);
 		else
 			snprintf(fname, sizeof(fname), "%s+%#lx", mod, moff);
@@ -284,8 +297,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		if (named && innermost && pl__line_of(look, where, sizeof(where)))
 			snprintf(s->line, sizeof(s->line), "%s %s", where, sym);
 		else if (info.dli_sname && info.dli_saddr)
-			snprintf(s->line, sizeof(s->line), "%s+%#lx %s+%#lx", mod, moff,
-				 info.dli_sname,
+			snprintf(s->line, sizeof(s->line), "%s+%#lx %s+%#lx", mod, moff, sym,
 				 (unsigned long)(look - (uintptr_t)info.dli_saddr));
 		else if (named)
 			snprintf(s->line, sizeof(s->line), "%s+%#lx %s", mod, moff, sym);
@@ -320,6 +332,7 @@ int pl__stacks_rank(struct pl_ranking *r)
 	size_t i, n_lines = 0, n_incl = 0, n_self = 0;
 
 	pl__lines_refresh(); /* libraries loaded since the last window */
+	pl__demangle_window();
 	maps_read_this_window = false;
 
 	for (i = 0; i < STACK_SLOTS; i++) {

@@ -1,0 +1,75 @@
+// A C++ render loop for the sampler: its hot function has a mangled name
+// (_ZN8plrender5Scene4drawEm), which the report must show as C++ reads it.
+// With STRIPPED_LIB it also spends time in that library's static code
+// (test/preload/stripped_lib.c).
+//
+//   cxx_renderer SECONDS [STRIPPED_LIB]
+//
+// Prints "frames N".
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <dlfcn.h>
+
+extern "C" unsigned int eglSwapBuffers(void *dpy, void *surface);
+
+namespace plrender {
+struct Scene {
+	__attribute__((noinline, visibility("default"))) static std::uint64_t draw(std::uint64_t n);
+};
+
+std::uint64_t Scene::draw(std::uint64_t n)
+{
+	std::uint64_t x = n;
+
+	for (std::uint64_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+} // namespace plrender
+
+static double now_s()
+{
+	timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	std::uint64_t (*stripped_entry)(std::uint64_t) = nullptr;
+
+	if (argc != 2 && argc != 3) {
+		std::fprintf(stderr, "usage: cxx_renderer SECONDS [STRIPPED_LIB]\n");
+		return 2;
+	}
+	if (argc == 3) {
+		void *lib = dlopen(argv[2], RTLD_NOW);
+		void *sym = lib ? dlsym(lib, "stripped_entry") : nullptr;
+
+		if (!sym) {
+			std::fprintf(stderr, "cxx_renderer: %s\n", dlerror());
+			return 1;
+		}
+		*(void **)&stripped_entry = sym;
+	}
+	double end = now_s() + std::atof(argv[1]);
+	// the C++ runtime in use, as in any C++ program (and so loaded)
+	auto *sink = new std::uint64_t(0);
+	unsigned long frames = 0;
+
+	while (now_s() < end) {
+		*sink += plrender::Scene::draw(2000000);
+		if (stripped_entry)
+			*sink += stripped_entry(2000000);
+		eglSwapBuffers(nullptr, nullptr);
+		frames++;
+	}
+	std::printf("frames %lu\n", frames);
+	delete sink;
+	return 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Names under the sampler (test/preload/cxx_renderer.cpp): the report,
+# its folded stacks and what goes to perflinkd name the hot C++ function as
+# C++ reads it, plrender::Scene::draw(unsigned long), not
+# _ZN8plrender5Scene4drawEm; and code of a stripped library that lies in
+# no exported symbol (stripped_lib.c) as module+offset, not by the nearest
+# exported symbol below it.
+#
+#   test_sampler_cxx.sh PRELOAD_LIB PROGRAM STRIPPED_LIB
+lib=$1 prog=$2 stripped=$3
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
+check() { what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-cxx.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
+	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+
+LD_PRELOAD=$lib PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=500 PERFLINK_SAMPLE_WINDOW=60 \
+PERFLINK_SAMPLE_OUT="$dir/report.txt" "$prog" 2 "$stripped" >"$dir/out" 2>"$dir/err"
+check "the C++ program runs under the sampler, no message" \
+	sh -c "grep -q '^frames [1-9]' '$dir/out' && [ ! -s '$dir/err' ]"
+sed -n '1,12s/^/# /p' "$dir/report.txt"
+check "the report names plrender::Scene::draw(unsigned long)" \
+	grep -q 'plrender::Scene::draw(unsigned long)' "$dir/report.txt"
+# (a folded line's frames cannot hold a space: the count follows one)
+check "the folded stacks too" grep -q ';plrender::Scene::draw(unsigned_long) ' "$dir/report.txt.folded"
+check "no mangled name of the program's left" \
+	sh -c "! grep -q '_ZN8plrender' '$dir/report.txt' '$dir/report.txt.folded'"
+check "the stripped library's static code is not named stripped_tiny, which ends before it" \
+	sh -c "! grep -q 'stripped_tiny' '$dir/report.txt'"
+check "it is named by module and offset" grep -q 'libplstripped-s.so+0x' "$dir/report.txt"
+echo "1..$n"
+exit $fail
