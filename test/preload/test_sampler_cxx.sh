@@ -8,10 +8,7 @@
 #
 #   test_sampler_cxx.sh PRELOAD_LIB PROGRAM STRIPPED_LIB
 lib=$1 prog=$2 stripped=$3
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
-check() { what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+. "$(dirname "$0")/tap_lib.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-cxx.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
@@ -32,5 +29,4 @@ check "no mangled name of the program's left" \
 check "the stripped library's static code is not named stripped_tiny, which ends before it" \
 	sh -c "! grep -q 'stripped_tiny' '$dir/report.txt'"
 check "it is named by module and offset" grep -q 'libplstripped-s.so+0x' "$dir/report.txt"
-echo "1..$n"
-exit $fail
+tap_end

@@ -9,10 +9,7 @@
 #
 # Also the body of bench/sampler_soak.sh, with a longer SECONDS.
 lib=$1 soak=$2 soak_lib=$3 seconds=${4:-10} threads=${5:-4}
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
-check() { what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+. "$(dirname "$0")/tap_lib.sh"
 
 if ! command -v timeout >/dev/null 2>&1; then
 	echo "1..0 # SKIP timeout (coreutils) is not installed"
@@ -64,5 +61,4 @@ else
 fi
 bad_lines=$(grep -v -E '^(==== .* ====|render_stats .*|-- .*|[ 0-9]{3}[0-9]\.[0-9]% [^ ].*|)$' "$dir/all" | head -3)
 check "every report line in the window format${bad_lines:+ (first bad: $bad_lines)}" [ -z "$bad_lines" ]
-echo "1..$n"
-exit $fail
+tap_end

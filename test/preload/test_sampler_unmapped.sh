@@ -7,10 +7,7 @@
 #
 #   test_sampler_unmapped.sh PRELOAD_LIB PROGRAM LIB
 lib=$1 prog=$2 unmapped_lib=$3
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
-check() { what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+. "$(dirname "$0")/tap_lib.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-unmapped.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
@@ -45,5 +42,4 @@ check "no frame made of a stale address ([unknown])" \
 	sh -c "! grep -q 'unknown' '$dir/report.txt.folded'"
 check "the callback is the outermost frame of the busy stacks" \
 	sh -c "awk '\$1 !~ /^spin_after_close(;|\$)/ { bad = 1 } END { exit bad }' '$dir/report.txt.folded'"
-echo "1..$n"
-exit $fail
+tap_end
