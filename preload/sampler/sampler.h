@@ -257,7 +257,8 @@ struct pl_render_stats {
 };
 
 /* The window's report text (malloc'd, *len bytes), or NULL with *len 0
- * when the window had no busy sample. */
+ * when out of memory. A window without a busy sample is a header and a
+ * line saying so. */
 char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_t *len);
 
 /* --- sampler_forward.c --------------------------------------------------- */

@@ -79,7 +79,7 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 	*len = 0;
 	pl__stacks_totals(&samples, &idle, &overflow, &cut_short);
 	busy = samples - idle;
-	if (!b.p || busy == 0 || pl__stacks_rank(&r) < 0) {
+	if (!b.p || (busy > 0 && pl__stacks_rank(&r) < 0)) {
 		free(b.p);
 		return NULL;
 	}
@@ -87,7 +87,7 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 	if (!gmtime_r(&now, &tm) || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
 		when[0] = '\0';
 	put(&b, "==== %s %u s, rendering %u%% of %llu samples", when, window_s,
-	    (unsigned)(100 * busy / samples), (unsigned long long)samples);
+	    samples ? (unsigned)(100 * busy / samples) : 0u, (unsigned long long)samples);
 	if (overflow)
 		put(&b, ", %llu in stacks not kept", (unsigned long long)overflow);
 	if (cut_short)
@@ -99,11 +99,17 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 	put(&b, " ====\n");
 	if (rs->valid)
 		put(&b, "render_stats fps=%.1f frame_ms=%.1f\n", rs->fps, rs->frame_ms);
-	section(&b, "on the stack (time inside each function)", r.inclusive, r.n_inclusive, TOP,
-		busy, true);
-	section(&b, "innermost function", r.self, r.n_self, TOP, busy, false);
-	section(&b, "innermost line", r.lines, r.n_lines, TOP_LINES, busy, false);
-	put(&b, "\n");
+	if (busy == 0) {
+		/* written all the same: a gap in the report means no window */
+		put(&b, "-- no busy sample in this window (the render thread %s)\n\n",
+		    samples ? "spent its CPU time in swaps" : "used no CPU time");
+	} else {
+		section(&b, "on the stack (time inside each function)", r.inclusive,
+			r.n_inclusive, TOP, busy, true);
+		section(&b, "innermost function", r.self, r.n_self, TOP, busy, false);
+		section(&b, "innermost line", r.lines, r.n_lines, TOP_LINES, busy, false);
+		put(&b, "\n");
+	}
 	if (b.err) {
 		free(b.p);
 		return NULL;

@@ -217,7 +217,9 @@ static void write_window(uint64_t now)
 	int r;
 
 	drain_ring();
-	text = pl__report_text(window_s, &stats, &len);
+	/* no window at all while no render thread was ever known (a shell or
+	 * a helper the shim entered): nothing to report, no file */
+	text = ever_armed ? pl__report_text(window_s, &stats, &len) : NULL;
 	if (text) {
 		r = pl__rotating_append(cfg.sample_out, text, len, cfg.sample_max_bytes);
 		if (r < 0)

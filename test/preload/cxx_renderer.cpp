@@ -1,14 +1,16 @@
 // A C++ render loop for the sampler: its hot function has a mangled name
 // (_ZN8plrender5Scene4drawEm), which the report must show as C++ reads it.
 // With STRIPPED_LIB it also spends time in that library's static code
-// (test/preload/stripped_lib.c).
+// (test/preload/stripped_lib.c); IDLE_SECONDS, then sleeps that long
+// before it exits (the sampler's windows meanwhile have no busy sample).
 //
-//   cxx_renderer SECONDS [STRIPPED_LIB]
+//   cxx_renderer SECONDS [STRIPPED_LIB|-] [IDLE_SECONDS]
 //
 // Prints "frames N".
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <dlfcn.h>
 
@@ -43,11 +45,11 @@ int main(int argc, char **argv)
 {
 	std::uint64_t (*stripped_entry)(std::uint64_t) = nullptr;
 
-	if (argc != 2 && argc != 3) {
-		std::fprintf(stderr, "usage: cxx_renderer SECONDS [STRIPPED_LIB]\n");
+	if (argc < 2 || argc > 4) {
+		std::fprintf(stderr, "usage: cxx_renderer SECONDS [STRIPPED_LIB|-] [IDLE_SECONDS]\n");
 		return 2;
 	}
-	if (argc == 3) {
+	if (argc >= 3 && std::strcmp(argv[2], "-") != 0) {
 		void *lib = dlopen(argv[2], RTLD_NOW);
 		void *sym = lib ? dlsym(lib, "stripped_entry") : nullptr;
 
@@ -68,6 +70,13 @@ int main(int argc, char **argv)
 			*sink += stripped_entry(2000000);
 		eglSwapBuffers(nullptr, nullptr);
 		frames++;
+	}
+	if (argc == 4) {
+		double idle_s = std::atof(argv[3]);
+		timespec idle = { (time_t)idle_s, (long)((idle_s - (double)(time_t)idle_s) * 1e9) };
+
+		while (nanosleep(&idle, &idle) != 0)
+			;
 	}
 	std::printf("frames %lu\n", frames);
 	delete sink;
