@@ -126,3 +126,38 @@ PL_EXPORT void glXSwapBuffers(void *dpy, unsigned long drawable)
 	f(dpy, drawable);
 	pl__sampler_swap_exit();
 }
+
+/* A program that looks a swap function up itself (lookup_hooks.c) gets
+ * the hook; what its lookup found becomes the function the hook forwards
+ * to, unless one was found already. The shim's own hook, found through a
+ * handle whose scope holds the shim, is never taken for the real one. */
+void *pl__swap_hook_for(const char *name, void *found)
+{
+	typedef void (*any_fn)(void);
+	static const struct {
+		const char *name;
+		void **slot;
+		any_fn hook;
+	} swaps[] = {
+		{ "eglSwapBuffers", (void **)&real_egl_swap, (any_fn)eglSwapBuffers },
+		{ "eglSwapBuffersWithDamageKHR", (void **)&real_egl_swap_khr,
+		  (any_fn)eglSwapBuffersWithDamageKHR },
+		{ "eglSwapBuffersWithDamageEXT", (void **)&real_egl_swap_ext,
+		  (any_fn)eglSwapBuffersWithDamageEXT },
+		{ "glXSwapBuffers", (void **)&real_glx_swap, (any_fn)glXSwapBuffers },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++) {
+		void *none = NULL, *hook;
+
+		if (strcmp(name, swaps[i].name) != 0)
+			continue;
+		memcpy(&hook, &swaps[i].hook, sizeof(hook)); /* POSIX: a function's address fits */
+		if (found && found != hook)
+			__atomic_compare_exchange_n(swaps[i].slot, &none, found, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		return hook;
+	}
+	return NULL;
+}

@@ -44,6 +44,8 @@ exports)
 	allowed=" ioctl __ioctl_time64 cacheflush open open64 openat openat64 __open_2 __open64_2 "
 	allowed="$allowed __openat_2 __openat64_2 creat creat64 close close_range closefrom dup dup2 dup3 "
 	allowed="$allowed eglSwapBuffers eglSwapBuffersWithDamageKHR eglSwapBuffersWithDamageEXT glXSwapBuffers "
+	# glibc: the lookups that find swap functions (preload/lookup_hooks.c)
+	allowed="$allowed dlsym glXGetProcAddress glXGetProcAddressARB eglGetProcAddress "
 	required="ioctl open openat creat close dup dup2 dup3"
 	# musl's crti.o gives every shared object a default-visibility _init
 	# and _fini (glibc's are hidden); the loader calls them through
