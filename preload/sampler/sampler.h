@@ -162,6 +162,8 @@ bool pl__modules_text_of(uintptr_t pc, struct pl_module_text *out);
 bool pl__modules_readable(uintptr_t addr, size_t len);
 /* The table changed since the last call (a library came or went). */
 bool pl__modules_changed(void);
+/* Bumped each time the table changes: for a second reader of the news. */
+unsigned long pl__modules_generation(void);
 /* Whether pc is in an anonymous executable mapping (a JIT's code) as last
  * read; a pc found in none asks for the next refresh. */
 bool pl__modules_anon_exec(uintptr_t pc);
@@ -214,7 +216,10 @@ struct pl_count {
 int pl__stacks_init(void);
 /* The process is exiting (destructors run): name without dlopen. */
 void pl__stacks_exiting(void);
+/* Count s in the window; a stack not seen before in it is named at once. */
 void pl__stacks_add(const struct pl_stack_sample *s);
+/* Libraries came or went: what names are taken from is read again. */
+void pl__stacks_names_refresh(void);
 void pl__stacks_reset(void);
 /* Samples of the window: all, idle, those whose stack did not fit the
  * table, and those libunwind could not walk to the end (kept, with the

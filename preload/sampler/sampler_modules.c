@@ -34,6 +34,7 @@ struct segment {
 static struct segment segs[MAX_SEGMENTS];
 static int n_segs;
 static bool table_built, table_changed;
+static unsigned long generation;
 static unsigned long long seen_adds, seen_subs;
 
 static struct {
@@ -106,6 +107,7 @@ static void rebuild(void)
 	sort_segments();
 	table_built = true;
 	table_changed = true;
+	generation++;
 }
 
 static int hold_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -177,6 +179,11 @@ bool pl__modules_changed(void)
 
 	table_changed = false;
 	return c;
+}
+
+unsigned long pl__modules_generation(void)
+{
+	return generation;
 }
 
 bool pl__modules_anon_exec(uintptr_t pc)

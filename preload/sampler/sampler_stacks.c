@@ -82,6 +82,9 @@ void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o, uint64_t *c)
 	*c = cut_short;
 }
 
+struct site;
+static struct site *site_of(uintptr_t ip, bool innermost);
+
 void pl__stacks_add(const struct pl_stack_sample *s)
 {
 	uint32_t depth = s->depth < PL_STACK_DEPTH ? s->depth : PL_STACK_DEPTH;
@@ -108,6 +111,11 @@ void pl__stacks_add(const struct pl_stack_sample *s)
 			e->depth = depth;
 			memcpy(e->ip, s->ip, depth * sizeof(s->ip[0]));
 			e->count = 1;
+			/* named now, not when the window is written: a library the
+			 * program unloads meanwhile (glmark2 closes libGL before it
+			 * exits) would leave only addresses */
+			for (i = 0; i < depth; i++)
+				site_of(e->ip[i], i == 0);
 			return;
 		}
 		if (e->hash == h && e->depth == depth &&
@@ -189,6 +197,13 @@ void pl__stacks_exiting(void)
 }
 
 static bool maps_read_this_window;
+
+void pl__stacks_names_refresh(void)
+{
+	pl__lines_refresh(); /* libraries loaded since the last look */
+	pl__demangle_window();
+	maps_read_this_window = false;
+}
 
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
  * NULL). False: no object there (any more). */
@@ -331,9 +346,7 @@ int pl__stacks_rank(struct pl_ranking *r)
 	uint64_t mark = 0;
 	size_t i, n_lines = 0, n_incl = 0, n_self = 0;
 
-	pl__lines_refresh(); /* libraries loaded since the last window */
-	pl__demangle_window();
-	maps_read_this_window = false;
+	pl__stacks_names_refresh();
 
 	for (i = 0; i < STACK_SLOTS; i++) {
 		struct stack *e = &stacks[i];

@@ -29,7 +29,8 @@
 #define TICK_NS 100000000L /* how often the ring is emptied: 0.1 s */
 #define STATS_NS 5000000000ull
 /* how long the sampler waits for a render thread before it says it has none */
-#define NO_RENDER_THREAD_NS 5000000000ull
+/* (10 s: glmark2 on a loaded machine takes more than 5 to its first frame) */
+#define NO_RENDER_THREAD_NS 10000000000ull
 #define THREAD_STACK_BYTES (256 * 1024)
 
 static struct pl_settings cfg;
@@ -175,6 +176,7 @@ static void walk_held(void *arg)
  * dlopen waits for one walk at most. */
 static void drain_ring(void)
 {
+	static unsigned long names_generation;
 	struct walk_job job;
 
 	pl__modules_refresh_maps();
@@ -186,6 +188,10 @@ static void drain_ring(void)
 			job.stack.ip[0] = pl__regs_pc(job.raw->regs);
 		}
 		pl__ring_release();
+		if (pl__modules_generation() != names_generation) {
+			names_generation = pl__modules_generation();
+			pl__stacks_names_refresh();
+		}
 		pl__stacks_add(&job.stack);
 	}
 }

@@ -359,7 +359,7 @@ static void test_arming(void)
 }
 
 /* Sampling asked for, nothing to sample: a program that never swaps (or
- * reaches its swap past the hook) gets one message after 5 s saying what to
+ * reaches its swap past the hook) gets one message after 10 s saying what to
  * do, and one naming a PERFLINK_SAMPLE_THREAD that never appears. */
 static void test_no_render_thread(void)
 {
@@ -367,14 +367,14 @@ static void test_no_render_thread(void)
 	const char *env[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null", NULL };
 	const char *env_named[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_OUT=/dev/null",
 				    "PERFLINK_SAMPLE_THREAD=no-such-thread", NULL };
-	char *sleep_argv[] = { "/bin/sleep", "6", NULL };
+	char *sleep_argv[] = { "/bin/sleep", "11", NULL };
 	struct h_run r;
 
 	snprintf(env_lib, sizeof(env_lib), "LD_PRELOAD=%s", preload_lib);
 	TAP_OK(h_run(&r, sleep_argv, env) == 0 && r.status == 0 &&
 		       h_count(r.err, "saw no frame swap") == 1 &&
 		       h_count(r.err, "PERFLINK_SAMPLE_THREAD") == 1,
-	       "a program that never swaps: one message after 5 s, naming PERFLINK_SAMPLE_THREAD: %s",
+	       "a program that never swaps: one message after 10 s, naming PERFLINK_SAMPLE_THREAD: %s",
 	       h_oneline(r.err));
 	h_run_free(&r);
 	TAP_OK(h_run(&r, sleep_argv, env_named) == 0 && r.status == 0 &&
