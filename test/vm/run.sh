@@ -7,6 +7,9 @@
 # PERFLINK_VM_LOG names a file that receives the whole console output.
 # PERFLINK_VM_VARS="NAME=VALUE ..." sets variables for the scenario (values
 # without spaces), e.g. BENCH_FRAMES=5000 for bench_link.
+# PERFLINK_VM_INIT=systemd boots Debian's systemd as PID 1 (systemd-root.sh)
+# and runs the scenario as a unit; PERFLINK_VM_INSTALL=BUILD_DIR installs that
+# build into the VM as `meson install` does (mkinitramfs.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 scenario=$1
@@ -15,6 +18,13 @@ kdir=$("$here/kernel.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+init_args=""
+if [ "${PERFLINK_VM_INIT:-}" = systemd ]; then
+	PERFLINK_VM_ROOT=$("$here/systemd-root.sh")
+	export PERFLINK_VM_ROOT
+	# systemd's own lines only when something fails
+	init_args=" perflink.init=systemd systemd.show_status=error"
+fi
 "$here/mkinitramfs.sh" "$kdir" "$work/initramfs.cpio" "$@"
 
 # Software emulation by default: nested KVM inside this workplace's VMs
@@ -43,7 +53,7 @@ boot() {
 	timeout "${PERFLINK_VM_TIMEOUT:-300}" qemu-system-x86_64 \
 		-accel "$accel" $cpu -smp 2 -m 1024 -nographic -no-reboot -nic none \
 		-kernel "$kdir/vmlinux" -initrd "$work/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 perflink.scenario=$scenario$vars" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 perflink.scenario=$scenario$init_args$vars" \
 		</dev/null >"$log" 2>&1 &
 	qpid=$!
 	for ((i = 0; i < boot_s * 10; i++)); do
