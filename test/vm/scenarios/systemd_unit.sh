@@ -2,15 +2,16 @@
 # PERFLINK_VM_INIT=systemd), this build installed as meson installs it, in
 # the mode SYSTEMD_MODE names: default (USB, the gadget made and bound
 # outside perflinkd), tcp, setup-gadget (perflinkd makes the gadget), user
-# (its own user, over TCP, with the tracer). Everything a user does is taken
+# (its own user, over TCP, with the tracer), user-usb (its own user, USB on
+# a gadget bound outside it, re-arming). Everything a user does is taken
 # from docs/perflinkd.md "Under systemd": the mode's row of the table gives
 # the settings written to the config file, the drop-ins copied (with the
 # commands shown there; the mode's own drop-in only after a start without
 # it has failed as the docs say) and the systemd-analyze security score.
 # Checked: `systemctl start` returns with the unit active (Type=notify: only
 # after READY=1), a producer's frames reach a perflink-host and its replies
-# come back, the score, `systemctl stop` stops it cleanly, and with `user`
-# the running daemon's ids and capabilities in /proc/PID/status.
+# come back, the score, `systemctl stop` stops it cleanly, and as its own
+# user the running daemon's ids and capabilities in /proc/PID/status.
 # check and wait_link_up; the gadget made outside perflinkd (lib/gadget.sh)
 # for the default mode, perflinkd makes it in setup-gadget
 . /scenarios/lib/perflinkd.sh
@@ -21,6 +22,8 @@ default) dropins=none ;;
 tcp) dropins='`link-tcp.conf`' GADGET=none ;;
 setup-gadget) dropins='`link-setup-gadget.conf`' GADGET=none ;;
 user) dropins='`link-tcp.conf`, `user.conf`' GADGET=none ;;
+# the gadget bound outside perflinkd, its functionfs mounted for the user
+user-usb) dropins='`user.conf`' FFS_MOUNT_OPTS=uid=65534,gid=65534 ;;
 *) echo "systemd_unit: no mode '$mode'"; exit 1 ;;
 esac
 perflinkd=$PERFLINK_VM_sbindir/perflinkd
@@ -49,7 +52,13 @@ if [ "$mode" = user ]; then
 	/tmp/plvictim &
 	victim=$!
 fi
+if [ "$mode" = user-usb ]; then
+	# the host is stopped below: offered afresh after 1 s, not 2
+	echo "link-deadline = 1" >>"$conf"
+fi
 echo "# $conf:"; sed 's/^/#   /' "$conf"
+# the gadget's owner's part before perflinkd starts (lib/gadget.sh)
+gadget_make || exit 1
 files=$(cell 4 | tr -d '`,' | sed 's/^none$//')
 # the drop-ins as docs/perflinkd.md says, with this build's DATADIR
 add_dropin() {
@@ -96,7 +105,6 @@ check "systemd-analyze security: $score, as documented ($(cell 5))" \
 
 check "perflinkd is not running before the start ($(systemctl is-active perflinkd))" \
 	'[ "$(systemctl is-active perflinkd)" = inactive ]'
-gadget_make || exit 1
 systemctl start perflinkd
 rc=$?
 check "systemctl start perflinkd returns 0 ($rc)" '[ $rc -eq 0 ]'
@@ -114,20 +122,23 @@ else
 fi
 host=$!
 check "perflink status: the link is up" wait_link_up
-frame_producer --socket /run/perflink/producers --frames 40 --bytes 65536 --fps 40 \
-	--wait-replies 10 >/tmp/producer.out 2>&1
-prc=$?
-check "a producer's frames reached the host and its echoes came back: $(cat /tmp/producer.out)" \
-	'[ $prc -eq 0 ] && grep -q "replies 40 bad_replies 0" /tmp/producer.out'
+# a producer's N frames of 64 KiB, every one echoed by the host
+echoed() {
+	frame_producer --socket /run/perflink/producers --frames $1 --bytes 65536 --fps 40 \
+		--wait-replies 10 >/tmp/producer.out 2>&1 && grep -q "replies $1 bad_replies 0" /tmp/producer.out
+}
+check "a producer's frames reached the host and its echoes came back" 'echoed 40'
+echo "# $(cat /tmp/producer.out)"
 if [ "$mode" = setup-gadget ]; then
 	check "perflinkd made the gadget, its functionfs mounted only in the unit's namespace" \
 		'[ -d "$gadget_dir/functions/ffs.perflink" ] && ! grep -q " $ffs_dir " /proc/mounts &&
 		 grep -q " $ffs_dir " /proc/$pid/mounts'
 fi
-if [ "$mode" = user ]; then
+if [ "$mode" = user ] || [ "$mode" = user-usb ]; then
 	grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]*|NoNewPrivs):' /proc/$pid/status | sed 's/^/# /'
 	field() { sed -n "s/^$1:[[:space:]]*//p" /proc/$pid/status | tr -s ' \t' ' ' | sed 's/ $//'; }
 	caps=0000000000080004 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE: the tracer's
+	[ "$mode" = user ] || caps=0000000000000000 # the USB link needs none
 	check "perflinkd runs as nobody: Uid $(field Uid), Gid $(field Gid), Groups $(field Groups)" \
 		'[ "$(field Uid)" = "65534 65534 65534 65534" ] &&
 		 [ "$(field Gid)" = "65534 65534 65534 65534" ] && [ "$(field Groups)" = 65534 ]'
@@ -136,6 +147,8 @@ if [ "$mode" = user ]; then
 	check "CapInh and CapAmb empty, NoNewPrivs 1" \
 		'[ "$(field CapInh)" = 0000000000000000 ] && [ "$(field CapAmb)" = 0000000000000000 ] &&
 		 [ "$(field NoNewPrivs)" = 1 ]'
+fi
+if [ "$mode" = user ]; then
 	for _ in $(seq 50); do
 		[ "$(awk -F, '$3 == "plvictim" && $6 + 0 > 0' /var/log/perflink/io_trace.csv 2>/dev/null |
 			wc -l)" -ge 5 ] && break
@@ -144,6 +157,29 @@ if [ "$mode" = user ]; then
 	check "the tracer reads root's writer's /proc/PID/io as nobody (rows with written kB)" \
 		'[ "$(awk -F, "\$3 == \"plvictim\" && \$6 + 0 > 0" /var/log/perflink/io_trace.csv | wc -l)" -ge 5 ]'
 	kill $victim
+fi
+if [ "$mode" = user-usb ]; then
+	# the host stops taking data: at the deadline perflinkd, as nobody,
+	# offers the gadget afresh through the UDC file it opened as root
+	kill -STOP $host
+	frame_producer --socket /run/perflink/producers --frames 100 --bytes 65536 --fps 50 \
+		--wait-replies 0 >/tmp/stalled.out 2>&1 &
+	stalled=$!
+	rearms=0
+	for _ in $(seq 50); do
+		rearms=$(status | sed -n 's/.*"rearms":\([0-9]*\).*/\1/p')
+		[ "${rearms:-0}" -ge 1 ] && break
+		sleep 0.2
+	done
+	kill -CONT $host
+	wait $stalled
+	check "perflinkd offered the gadget afresh while the host was stopped ($rearms re-arms)" \
+		'[ "${rearms:-0}" -ge 1 ]'
+	check "and the host connected again" wait_link_up
+	check "a new producer's frames all echoed after it" 'echoed 20'
+	echo "# $(cat /tmp/producer.out)"
+	check "the host saw two connections: $(grep -c "connected:" /tmp/host.out)" \
+		'[ "$(grep -c "connected:" /tmp/host.out)" -ge 2 ]'
 fi
 st=$(status)
 kill -TERM $host
