@@ -40,7 +40,8 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		  "started as root: once the sockets, pid file and modules are open, run as "
 		  "this user (a name, or uid[:gid]) with only the capabilities the modules "
 		  "still need; empty (the default): keep the identity perflinkd was started "
-		  "with. Not with the USB link yet (link-tcp only)" },
+		  "with. Not with link-setup-gadget (a gadget bound outside perflinkd, whose "
+		  "functionfs is mounted uid=/gid= for the user, works)" },
 		{ "trace", PL_OPT_BOOL, &cfg->trace, 0, 0, NULL,
 		  "run the /proc I/O stall tracer (its settings: trace-*)" },
 		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,
