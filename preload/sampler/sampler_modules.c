@@ -32,6 +32,24 @@ struct segment {
 };
 
 static struct segment segs[MAX_SEGMENTS];
+
+/* The modules' code, by name, and what was unloaded since: a sample taken
+ * just before a dlclose and named just after it still gets its module's
+ * name and offset (glmark2 closes libGL as it exits, and the last window
+ * is written after that). */
+#define MAX_TEXTS 1024
+#define MAX_GONE 64
+#define TEXT_NAME_MAX 48
+
+struct text {
+	uintptr_t lo, hi, load_base;
+	char name[TEXT_NAME_MAX]; /* the file's base name */
+};
+
+static struct text texts[MAX_TEXTS], prev_texts[MAX_TEXTS];
+static int n_texts, n_prev_texts;
+static struct text gone[MAX_GONE]; /* a ring, newest at gone_next - 1 */
+static unsigned gone_next;
 static int n_segs;
 static bool table_built, table_changed;
 static unsigned long generation;
@@ -72,6 +90,16 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *unused)
 		s->load_base = info->dlpi_addr;
 		s->readable = (ph->p_flags & PF_R) != 0;
 		s->executable = (ph->p_flags & PF_X) != 0;
+		if (s->executable && n_texts < MAX_TEXTS) {
+			const char *name = info->dlpi_name ? info->dlpi_name : "";
+			const char *slash = strrchr(name, '/');
+			struct text *t = &texts[n_texts++];
+
+			t->lo = s->lo;
+			t->hi = s->hi;
+			t->load_base = s->load_base;
+			snprintf(t->name, sizeof(t->name), "%s", slash ? slash + 1 : name);
+		}
 	}
 	for (i = first; i < n_segs; i++)
 		segs[i].eh_frame_hdr = hdr;
@@ -100,10 +128,32 @@ static void sort_segments(void)
 
 /* Inside the outer callback: glibc's lock is recursive and musl holds
  * none across callbacks, so the nested walk sees the same list. */
+/* What the last table had and this one has not: gone. */
+static void note_gone(void)
+{
+	int i, k;
+
+	for (i = 0; i < n_prev_texts; i++) {
+		const struct text *p = &prev_texts[i];
+
+		for (k = 0; k < n_texts; k++) {
+			if (texts[k].lo == p->lo && texts[k].load_base == p->load_base &&
+			    strcmp(texts[k].name, p->name) == 0)
+				break;
+		}
+		if (k == n_texts && p->name[0])
+			gone[gone_next++ % MAX_GONE] = *p;
+	}
+}
+
 static void rebuild(void)
 {
+	memcpy(prev_texts, texts, (size_t)n_texts * sizeof(texts[0]));
+	n_prev_texts = n_texts;
 	n_segs = 0;
+	n_texts = 0;
 	dl_iterate_phdr(add_module, NULL);
+	note_gone();
 	sort_segments();
 	table_built = true;
 	table_changed = true;
@@ -179,6 +229,21 @@ bool pl__modules_changed(void)
 
 	table_changed = false;
 	return c;
+}
+
+bool pl__modules_gone_name(uintptr_t pc, char *out, size_t cap)
+{
+	unsigned i, n = gone_next < MAX_GONE ? gone_next : MAX_GONE;
+
+	for (i = 1; i <= n; i++) {
+		const struct text *g = &gone[(gone_next - i) % MAX_GONE];
+
+		if (pc >= g->lo && pc < g->hi) {
+			snprintf(out, cap, "%s+%#lx", g->name, (unsigned long)(pc - g->load_base));
+			return true;
+		}
+	}
+	return false;
 }
 
 unsigned long pl__modules_generation(void)

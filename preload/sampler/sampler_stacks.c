@@ -284,6 +284,9 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		 * that its addresses make one tower, not hundreds */
 		snprintf(fname, sizeof(fname), "[anonymous code]");
 		snprintf(s->line, sizeof(s->line), "[anonymous code] %#lx", (unsigned long)look);
+	} else if (!held && pl__modules_gone_name(look, fname, sizeof(fname))) {
+		/* unloaded since the sample: its module and offset, no symbol */
+		snprintf(s->line, sizeof(s->line), "%s", fname);
 	} else if (!held) {
 		snprintf(fname, sizeof(fname), "[unknown] %#lx", (unsigned long)ip);
 		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);

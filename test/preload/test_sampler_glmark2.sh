@@ -27,13 +27,15 @@ DISPLAY=:$(head -n 1 "$dir/display")
 export DISPLAY
 unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
 	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
-bench="-b build:duration=10"
+bench="-b build:duration=20"
 
 timeout -s KILL 120 glmark2 $bench >"$dir/bare.out" 2>&1
 bare_rc=$?
 check "glmark2 runs on Xvfb $DISPLAY without the shim (status $bare_rc)" [ $bare_rc -eq 0 ]
-LD_PRELOAD=$lib PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_WINDOW=60 PERFLINK_SAMPLE_OUT="$dir/gm.txt" \
-	timeout -s KILL 120 glmark2 $bench >"$dir/gm.out" 2>&1
+# the shim in glmark2 only: a preloaded timeout would say, rightly, that
+# it never swaps
+timeout -s KILL 120 env LD_PRELOAD="$lib" PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_WINDOW=5 \
+	PERFLINK_SAMPLE_OUT="$dir/gm.txt" glmark2 $bench >"$dir/gm.out" 2>&1
 rc=$?
 check "under the sampler: the same status ($rc)" [ $rc -eq $bare_rc ]
 # the figures differ from run to run, nothing else may
@@ -46,14 +48,17 @@ grep 'FPS' "$dir/gm.out" | sed 's/^/# /'
 sed -n '1,14s/^/# /p' "$dir/gm.txt" 2>/dev/null
 check "a report was written" grep -q '^==== ' "$dir/gm.txt"
 theirs=$(sed -n 's/.*FPS: \([0-9]*\).*/\1/p' "$dir/gm.out" | head -n 1)
-ours=$(sed -n 's/^render_stats fps=\([0-9.]*\) .*/\1/p' "$dir/gm.txt" 2>/dev/null | tail -n 1)
-# the last render_stats is the 5 s before the window, inside the scene
-check "render_stats fps ${ours:-none} within 5% of glmark2's own ${theirs:-none}" \
+# a window every 5 s, each with render_stats of the 5 s before it: the
+# second to the fourth lie inside the 20 s scene (the first holds
+# glmark2's start-up), 15 of its 20 s
+ours=$(sed -n 's/^render_stats fps=\([0-9.]*\) .*/\1/p' "$dir/gm.txt" 2>/dev/null |
+	sed -n '2,4p' | awk '{ s += $1; n++ } END { if (n == 3) printf "%.1f", s / n }')
+check "render_stats fps ${ours:-none} (windows 2-4) within 5% of glmark2's own ${theirs:-none}" \
 	awk -v a="${ours:-0}" -v b="${theirs:-0}" 'BEGIN { exit !(b > 0 && a >= b * 0.95 && a <= b * 1.05) }'
 # Mesa: the DRI driver (swrast_dri.so, stripped: module+offset) and its
 # JIT's code ([anonymous code]): the hottest on the stack outside glmark2
 # and libc (whose memset Mesa calls), as preload_sampler_gl asks of glxgears
-top=$(sed -n '/^-- on the stack/,/^--/p' "$dir/gm.txt" | sed '1d;$d' |
+top=$(sed -n '/^-- on the stack/,/^--/p' "$dir/gm.txt" | sed '1d;$d' | sort -t% -k1 -rn |
 	grep -Ev '\((glmark2|libc\.so\.6)\)$| glmark2\+0x' | head -n 1)
 check "the hottest function on the stack outside glmark2 and libc is Mesa's: '$top'" \
 	sh -c "echo '$top' | grep -Eq 'swrast_dri\\.so|libgallium|libLLVM|\\[anonymous code\\]'"
