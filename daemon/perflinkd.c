@@ -333,6 +333,14 @@ static void json_tracer(struct pl_json *j, const struct daemon *d)
 		pl__json_u64(j, "exits", s.exits);
 		pl__json_u64(j, "kept_fds", s.kept_fds);
 		pl__json_u64(j, "fd_budget", s.fd_budget);
+		if (s.cost_split && s.cost_ticks) {
+			/* trace-cost-split: each phase's us a tick */
+			pl__json_begin_object(j, "cost_us_per_tick");
+			for (int i = 0; i < PL_TPHASE_N; i++)
+				pl__json_double(j, pl__tracer_phase_name(i),
+						(double)s.phase[i].ns / 1e3 / (double)s.cost_ticks, 1);
+			pl__json_end_object(j);
+		}
 		pl__json_end_object(j);
 	}
 	pl__json_end_object(j);

@@ -78,6 +78,32 @@ static void summary(const struct pl_tracer *t)
 		(unsigned long long)st.dir_scans, (unsigned long long)st.kept_fds);
 }
 
+/* --cost-split: where a tick's time went, per tick on average; the bench
+ * (bench/tracer_cost.sh) reads these lines. */
+static void cost_split(const struct pl_tracer_stats *st)
+{
+	double ticks = st->cost_ticks ? (double)st->cost_ticks : 1;
+
+	if (!st->cost_split)
+		return;
+	fprintf(stderr,
+		"perflink trace: cost split, us per tick over %llu ticks (%llu not preempted): "
+		"tick CPU %.1f\n",
+		(unsigned long long)st->cost_ticks, (unsigned long long)st->cost_clean_ticks,
+		(double)st->tick_cpu_ns / 1e3 / ticks);
+	for (int i = 0; i < PL_TPHASE_N; i++) {
+		const struct pl_tracer_phase_cost *c = &st->phase[i];
+
+		fprintf(stderr,
+			"perflink trace: cost %-9s %8.1f us/tick, items %7.2f/tick (%.2f us "
+			"each), reads %7.2f/tick (%.1f us in reads)\n",
+			pl__tracer_phase_name(i), (double)c->ns / 1e3 / ticks,
+			(double)c->items / ticks,
+			c->items ? (double)c->ns / 1e3 / (double)c->items : 0.0,
+			(double)c->reads / ticks, (double)c->read_ns / 1e3 / ticks);
+	}
+}
+
 int pl__cmd_trace(int argc, char **argv)
 {
 	struct pl_tracer_config cfg;
@@ -147,6 +173,12 @@ int pl__cmd_trace(int argc, char **argv)
 		sleep_until(deadline);
 	}
 	summary(t);
+	{
+		struct pl_tracer_stats st;
+
+		pl__tracer_get_stats(t, &st);
+		cost_split(&st);
+	}
 	pl__tracer_close(t);
 	pl__tracer_config_free(&cfg);
 	return status;

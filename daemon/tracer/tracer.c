@@ -295,7 +295,11 @@ static int init_readers(struct pl_tracer *t)
 	pcfg.fd_budget = t->cfg.fd_budget;
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
 		return err;
-	return pl__tsys_init(&t->sys, t->cfg.disks);
+	if ((err = pl__tsys_init(&t->sys, t->cfg.disks)) < 0)
+		return err;
+	if (t->cfg.cost_split)
+		t->procs.cost = t->sys.cost = &t->cost;
+	return 0;
 }
 
 /* A recording: the ticks read the snapshots from 0000 on, so only what
@@ -373,6 +377,7 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
 		goto fail;
 	if ((err = open_outputs(t, &first)) < 0)
 		goto fail;
+	memset(&t->cost, 0, sizeof(t->cost)); /* the split is the ticks' own */
 	*out = t;
 	return 0;
 fail:
@@ -519,7 +524,7 @@ static void remember_sys(struct pl_tracer *t, double mono, const struct pl_tsys_
 
 int pl__tracer_tick(struct pl_tracer *t)
 {
-	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns();
+	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t1, c1;
 	struct pl_tsys_sample s;
 	double wall = 0, mono = 0, ms;
 	int rootfd = t->rootfd, err;
@@ -543,6 +548,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 		pl__log_warnc(-err, "%s: cannot list processes", t->cfg.proc_root);
 		return err;
 	}
+	t_out = pl__tcost_now(t->procs.cost);
 	if ((err = write_rows(t, wall, mono, &s)) < 0) {
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
 		csv_back_to_whole(t);
@@ -558,10 +564,19 @@ int pl__tracer_tick(struct pl_tracer *t)
 		return err;
 	}
 	t->csv_whole = pl__file_length(fileno(t->csv));
-	ms = (double)(pl__thread_cpu_ns() - c0) / 1e6;
+	pl__tcost_done(t->procs.cost, PL_TPHASE_OUTPUT, t_out, 1);
+	c1 = pl__thread_cpu_ns();
+	t1 = pl__mono_ns();
+	/* The first tick reads every process there is: setting up, not the
+	 * cost of a tick. */
+	if (t->procs.cost && t->tick > 1)
+		pl__tcost_merge(&t->cost_run, &t->cost, t1 - t0, c1 - c0);
+	else
+		memset(&t->cost, 0, sizeof(t->cost));
+	ms = (double)(c1 - c0) / 1e6;
 	t->sampler_ms_last = ms;
 	pl__qhist_add(&t->sampler, ms);
-	pl__qhist_add(&t->wall, (double)(pl__mono_ns() - t0) / 1e6);
+	pl__qhist_add(&t->wall, (double)(t1 - t0) / 1e6);
 	return 0;
 }
 
@@ -591,6 +606,8 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->dir_scans = tp->dir_scans;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
+	if (tp->cost)
+		pl__tcost_report(&t->cost_run, out);
 }
 
 void pl__tracer_close(struct pl_tracer *t)

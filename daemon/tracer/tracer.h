@@ -41,10 +41,34 @@ struct pl_tracer_config {
 	 * (common/fd_budget.h). perflinkd gives a share when the resource
 	 * sampler keeps some too. */
 	long fd_budget;
+	/* --cost-split: time each phase of the tick (pl_tracer_stats.phase);
+	 * two monotonic clock reads a file read, which on a kernel without a
+	 * vDSO clock are two more syscalls, hence off by default. */
+	bool cost_split;
 	/* Called with each stall event's JSON line (ending in '\n'), for
 	 * perflinkd to forward; may be NULL. */
 	void (*on_event)(void *ctx, const char *json_line);
 	void *on_event_ctx;
+};
+
+/* The phases of a tick that --cost-split times. */
+enum pl_tracer_phase {
+	/* system files, each read and parsed once a tick (stat only where
+	 * there is no PSI, or to count blocked tasks) */
+	PL_TPHASE_DISKSTATS, PL_TPHASE_VMSTAT, PL_TPHASE_MEMINFO, PL_TPHASE_PSI,
+	PL_TPHASE_STAT, PL_TPHASE_LOADAVG,
+	PL_TPHASE_WATCHED, /* watched processes read; items: processes */
+	PL_TPHASE_OTHERS,  /* other known processes checked with a read */
+	PL_TPHASE_SKIPPED, /* other known processes kept as they were, no read */
+	PL_TPHASE_SCAN,    /* directory scans; items: scans */
+	PL_TPHASE_NEW,     /* pids the scan found and read; items: pids */
+	PL_TPHASE_OUTPUT,  /* CSV rows, stall detection and events, flush */
+	PL_TPHASE_N
+};
+/* Summed over the run, wall-clock (monotonic) ns: ns is the whole phase,
+ * read_ns the part spent in its read syscalls (open, pread, getdents). */
+struct pl_tracer_phase_cost {
+	uint64_t ns, read_ns, reads, items;
 };
 
 struct pl_tracer_stats {
@@ -63,6 +87,12 @@ struct pl_tracer_stats {
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
+	/* --cost-split, over the ticks after the first (which reads every
+	 * process): phase[] (ns estimated from the ticks that were not
+	 * preempted, see tracer_priv.h), and the ticks' CPU time. */
+	bool cost_split;
+	struct pl_tracer_phase_cost phase[PL_TPHASE_N];
+	uint64_t cost_ticks, cost_clean_ticks, tick_cpu_ns;
 };
 
 void pl__tracer_config_init(struct pl_tracer_config *cfg);
@@ -86,6 +116,8 @@ int pl__tracer_tick(struct pl_tracer *t);
 uint64_t pl__tracer_interval_ns(const struct pl_tracer *t);
 /* True when replaying a recorded sequence: ticks need not wait for time. */
 bool pl__tracer_replaying(const struct pl_tracer *t);
+/* "diskstats", "vmstat", ...: a phase's name in the cost split. */
+const char *pl__tracer_phase_name(enum pl_tracer_phase ph);
 void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out);
 void pl__tracer_close(struct pl_tracer *t);
 

@@ -85,6 +85,9 @@ const struct pl_option *pl__tracer_options(struct pl_tracer_config *cfg)
 		{ "stat-every-tick", PL_OPT_BOOL, &cfg->stat_every_tick, 0, 0, NULL,
 		  "read every /proc/PID/stat each tick as the Python tool does, instead of only "
 		  "for processes whose schedstat shows they ran (costs ~5 us a process)" },
+		{ "cost-split", PL_OPT_BOOL, &cfg->cost_split, 0, 0, NULL,
+		  "time each phase of a tick (system files, watched and other processes, "
+		  "directory scans, new pids, output) and print the split at the end" },
 		PL_OPT_END,
 	};
 

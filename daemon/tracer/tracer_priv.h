@@ -9,12 +9,58 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clock.h"
 #include "json_writer.h"
 #include "log.h"
 #include "proc_parse.h"
 #include "procfile.h"
 #include "stall_detect.h"
 #include "tracer.h"
+
+/* --cost-split's accounts for one tick. A reader that times holds a pointer
+ * that is NULL when the split is off, so that timing costs nothing then. */
+struct pl_tcost {
+	struct pl_tracer_phase_cost ph[PL_TPHASE_N];
+};
+
+/* Over the run (tracer_cost.c). The phases are timed on the monotonic clock,
+ * as a thread-CPU read costs a syscall; so a tick that was preempted (its
+ * wall time well above its CPU time, as on a busy machine at nice 10) would
+ * count the other processes' time as its own. Its counts (items, reads) are
+ * kept, its times are not: costs are per item over the ticks that ran
+ * through, times the items of every tick. */
+struct pl_tcost_run {
+	struct pl_tracer_phase_cost clean[PL_TPHASE_N], all[PL_TPHASE_N];
+	uint64_t ticks, clean_ticks, tick_cpu_ns;
+};
+/* Add one tick's accounts (and clear them); wall_ns and cpu_ns: the tick's. */
+void pl__tcost_merge(struct pl_tcost_run *run, struct pl_tcost *tick, uint64_t wall_ns,
+		     uint64_t cpu_ns);
+void pl__tcost_report(const struct pl_tcost_run *run, struct pl_tracer_stats *out);
+
+static inline uint64_t pl__tcost_now(const struct pl_tcost *c)
+{
+	return c ? pl__mono_ns() : 0;
+}
+
+/* A read syscall of phase ph that started at t0. */
+static inline void pl__tcost_read(struct pl_tcost *c, enum pl_tracer_phase ph, uint64_t t0)
+{
+	if (c) {
+		c->ph[ph].read_ns += pl__mono_ns() - t0;
+		c->ph[ph].reads++;
+	}
+}
+
+/* items of phase ph done since t0. */
+static inline void pl__tcost_done(struct pl_tcost *c, enum pl_tracer_phase ph, uint64_t t0,
+				  uint64_t items)
+{
+	if (c) {
+		c->ph[ph].ns += pl__mono_ns() - t0;
+		c->ph[ph].items += items;
+	}
+}
 
 /* One process (thread group leader) seen under the proc root. The record is
  * keyed by pid and starttime: a pid that comes back with another starttime
@@ -95,6 +141,8 @@ struct pl_tprocs {
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
+	struct pl_tcost *cost; /* NULL: not timed */
+	enum pl_tracer_phase phase; /* whose reads read_pid_file counts */
 };
 
 int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg);
@@ -142,6 +190,7 @@ struct pl_tsys {
 	struct pl_procfile stat;    /* /proc/stat, read only without PSI */
 	bool have_prev_psi;
 	uint64_t prev_psi_io_us, prev_psi_mem_us;
+	struct pl_tcost *cost; /* NULL: not timed */
 };
 /* A task may have blocked since the previous sample: PSI io or memory stall
  * time grew, or without PSI, procs_blocked is non-zero or unknown. */
@@ -232,6 +281,8 @@ struct pl_tracer {
 	struct pl_qhist sampler, wall;
 	double sampler_ms_last;
 	uint64_t tick_cpu0_ns;      /* CPU clock at the start of this tick */
+	struct pl_tcost cost;       /* --cost-split: this tick's */
+	struct pl_tcost_run cost_run;
 
 	size_t *row_idx;            /* this tick's rows, sorted by pid */
 	size_t row_cap;

@@ -124,8 +124,8 @@ static bool gone_err(ssize_t n)
 
 /* One per-pid file into the shared buffer: through the kept fd, or opened
  * now and kept while the budget allows, or opened, read and closed. */
-static ssize_t read_pid_file(struct pl_tprocs *tp, const struct pl_tproc *p, int *fdp,
-			     const char *name)
+static ssize_t read_pid_file_untimed(struct pl_tprocs *tp, const struct pl_tproc *p, int *fdp,
+				     const char *name)
 {
 	struct pl_procfile pf;
 	char rel[48];
@@ -161,6 +161,16 @@ static ssize_t read_pid_file(struct pl_tprocs *tp, const struct pl_tproc *p, int
 	tp->scratch.buf = pf.buf; /* the buffer may have grown */
 	tp->scratch.cap = pf.cap;
 	tp->scratch.len = pf.len;
+	return n;
+}
+
+static ssize_t read_pid_file(struct pl_tprocs *tp, const struct pl_tproc *p, int *fdp,
+			     const char *name)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost);
+	ssize_t n = read_pid_file_untimed(tp, p, fdp, name);
+
+	pl__tcost_read(tp->cost, tp->phase, t0);
 	return n;
 }
 
@@ -416,23 +426,35 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 	tp->n--;
 }
 
+static void clear_tick(struct pl_tproc *p)
+{
+	p->stat_now = p->io_now = false;
+	p->d_blk_ms = 0;
+	p->d_wchar = p->d_wbytes = 0;
+	p->gap_wchar = p->gap_wbytes = 0;
+}
+
+/* Asleep at the last reading, not its slice's turn and nothing blocked:
+ * taken as it was, without a read. */
+static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all)
+{
+	if (all || p->label >= 0 || !sleeping(p->state) ||
+	    (unsigned)p->pid % SLICES == tick % SLICES)
+		return false;
+	clear_tick(p);
+	p->stat_now = true;
+	pl__writes_put(&p->writes, tick, 0, 0);
+	return true;
+}
+
 /* Re-read one known process. false when it is gone. */
-static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool all)
+static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
 	uint64_t last_tick = p->seen_tick;
 	bool ran;
 	int err = 0;
 
-	p->stat_now = p->io_now = false;
-	p->d_blk_ms = 0;
-	p->d_wchar = p->d_wbytes = 0;
-	p->gap_wchar = p->gap_wbytes = 0;
-	if (!all && p->label < 0 && sleeping(p->state) && (unsigned)p->pid % SLICES != tick % SLICES) {
-		/* Asleep at the last reading and nothing blocked: as it was. */
-		p->stat_now = true;
-		pl__writes_put(&p->writes, tick, 0, 0);
-		return true;
-	}
+	clear_tick(p);
 	read_schedstat(tp, p, &ran);
 	if (!p->ss_ok || ran || !sleeping(p->state) || tp->cfg.stat_every_tick) {
 		uint64_t before = p->first_tick;
@@ -518,6 +540,17 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 	return 1;
 }
 
+static int add_timed(struct pl_tprocs *tp, int pid, uint64_t tick)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost);
+	int r;
+
+	tp->phase = PL_TPHASE_NEW;
+	r = add(tp, pid, tick);
+	pl__tcost_done(tp->cost, PL_TPHASE_NEW, t0, r > 0);
+	return r;
+}
+
 static uint32_t hash_pid(int pid)
 {
 	return (uint32_t)pid * 2654435761u;
@@ -597,9 +630,12 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 		long n;
 		size_t off;
 
+		uint64_t t0 = pl__tcost_now(tp->cost);
+
 		do
 			n = syscall(SYS_getdents64, tp->scanfd, tp->dents, tp->dents_cap);
 		while (n < 0 && errno == EINTR);
+		pl__tcost_read(tp->cost, PL_TPHASE_SCAN, t0);
 		if (n < 0)
 			return -errno;
 		if (n == 0)
@@ -625,7 +661,7 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 					return err;
 				at = lookup(tp, pid);
 			}
-			err = add(tp, pid, tick);
+			err = add_timed(tp, pid, tick);
 			if (err < 0)
 				return err;
 			if (err > 0)
@@ -645,24 +681,67 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 	return 0;
 }
 
-int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all)
+/* The sweep over the known processes. With --cost-split, a process read is
+ * timed as watched or other, and the skipped ones take the rest of the
+ * loop (timing each of them would cost more than skipping it). */
+static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all)
 {
-	bool need_scan;
+	uint64_t t_loop = pl__tcost_now(tp->cost), t_timed = 0, skipped = 0;
 
-	all = all || tp->cfg.stat_every_tick || !tp->kept;
 	for (size_t i = 0; i < tp->n;) {
-		if (sweep_one(tp, &tp->v[i], tick, all))
+		struct pl_tproc *p = &tp->v[i];
+		uint64_t t0;
+		bool alive;
+
+		if (skip_one(p, tick, all)) {
+			skipped++;
+			i++;
+			continue;
+		}
+		t0 = pl__tcost_now(tp->cost);
+		tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
+		alive = sweep_one(tp, p, tick);
+		if (alive)
 			i++;
 		else
 			drop(tp, i, tick);
+		if (tp->cost) {
+			uint64_t d = pl__mono_ns() - t0;
+
+			tp->cost->ph[tp->phase].ns += d;
+			tp->cost->ph[tp->phase].items++;
+			t_timed += d;
+		}
 	}
+	if (tp->cost) {
+		tp->cost->ph[PL_TPHASE_SKIPPED].ns += pl__mono_ns() - t_loop - t_timed;
+		tp->cost->ph[PL_TPHASE_SKIPPED].items += skipped;
+	}
+}
+
+int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all)
+{
+	bool need_scan;
+	uint64_t t0;
+
+	all = all || tp->cfg.stat_every_tick || !tp->kept;
+	sweep(tp, tick, all);
 	need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
 		    last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
 	tp->last_pid = last_pid;
 	tp->have_last_pid = last_pid != 0;
 	if (need_scan) {
-		int err = scan(tp, tick);
+		uint64_t new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
+		int err;
 
+		t0 = pl__tcost_now(tp->cost);
+		err = scan(tp, tick);
+		if (tp->cost) {
+			/* the new pids' reads are theirs, not the scan's */
+			new_ns = tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
+			pl__tcost_done(tp->cost, PL_TPHASE_SCAN, t0, 1);
+			tp->cost->ph[PL_TPHASE_SCAN].ns -= new_ns;
+		}
 		if (err < 0)
 			return err;
 	}

@@ -58,7 +58,7 @@ void pl__tsys_free(struct pl_tsys *s)
 	pl__procfile_free(&s->stat);
 }
 
-static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
+static ssize_t rd_untimed(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
 {
 	ssize_t n;
 
@@ -75,6 +75,16 @@ static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep
 	n = pl__procfile_read(pf);
 	if (n < 0)
 		pl__procfile_close(pf); /* reopen next time */
+	return n;
+}
+
+static ssize_t rd(struct pl_tsys *s, enum pl_tracer_phase ph, struct pl_procfile *pf,
+		  int rootfd, const char *rel, bool keep)
+{
+	uint64_t t0 = pl__tcost_now(s->cost);
+	ssize_t n = rd_untimed(pf, rootfd, rel, keep);
+
+	pl__tcost_read(s->cost, ph, t0);
 	return n;
 }
 
@@ -118,7 +128,7 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 	size_t i;
 	int r;
 
-	if (rd(&s->diskstats, rootfd, "diskstats", keep) >= 0) {
+	if (rd(s, PL_TPHASE_DISKSTATS, &s->diskstats, rootfd, "diskstats", keep) >= 0) {
 		cur = s->diskstats.buf;
 		while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
 			if (r < 0)
@@ -154,10 +164,11 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 /* A kernel without PSI is reported once per process (probe "psi", which
  * PERFLINK_PROBE_FAIL can force); a file that is there but unreadable or
  * malformed once per tracer and file. */
-static bool read_psi(struct pl_procfile *pf, int rootfd, const char *rel, bool keep,
-		     struct pl_psi *out, bool *reported)
+static bool read_psi(struct pl_tsys *s, struct pl_procfile *pf, int rootfd, const char *rel,
+		     bool keep, struct pl_psi *out, bool *reported)
 {
-	ssize_t n = pl__probe_forced(PL_PROBE_PSI) ? -ENOENT : rd(pf, rootfd, rel, keep);
+	ssize_t n = pl__probe_forced(PL_PROBE_PSI) ? -ENOENT
+						   : rd(s, PL_TPHASE_PSI, pf, rootfd, rel, keep);
 
 	if (n >= 0 && pl__parse_pressure(pf->buf, out) == 0) {
 		pl__probe_present(PL_PROBE_PSI);
@@ -225,12 +236,16 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 {
 	static const char *const mkeys[] = { "MemFree", "MemAvailable", "Dirty", "Writeback" };
 	uint64_t compact = 0, alloc = 0, majflt = 0, mvals[4] = { 0 };
+	uint64_t t0;
 
 	memset(out, 0, sizeof(*out));
 	if (!s->sysctl_read)
 		read_sysctls(s, rootfd);
+	t0 = pl__tcost_now(s->cost);
 	read_disks(s, rootfd, keep, out);
-	if (rd(&s->vmstat, rootfd, "vmstat", keep) >= 0)
+	pl__tcost_done(s->cost, PL_TPHASE_DISKSTATS, t0, 1);
+	t0 = pl__tcost_now(s->cost);
+	if (rd(s, PL_TPHASE_VMSTAT, &s->vmstat, rootfd, "vmstat", keep) >= 0)
 		pl__tsys_parse_vmstat(s->vmstat.buf, &compact, &alloc, &majflt, &out->nr_dirty,
 				      &out->nr_writeback);
 	if (s->have_prev) {
@@ -242,30 +257,38 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	s->prev_alloc = alloc;
 	s->prev_majflt = majflt;
 	s->have_prev = true;
-	if (rd(&s->meminfo, rootfd, "meminfo", keep) >= 0)
+	pl__tcost_done(s->cost, PL_TPHASE_VMSTAT, t0, 1);
+	t0 = pl__tcost_now(s->cost);
+	if (rd(s, PL_TPHASE_MEMINFO, &s->meminfo, rootfd, "meminfo", keep) >= 0)
 		pl__parse_keyed_u64(s->meminfo.buf, mkeys, 4, mvals);
 	out->memfree_kb = mvals[0];
 	out->memavail_kb = mvals[1];
 	out->dirty_kb = mvals[2];
 	out->writeback_kb = mvals[3];
 	thresholds(s, out->memavail_kb);
-	out->have_psi_io = read_psi(&s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,
+	pl__tcost_done(s->cost, PL_TPHASE_MEMINFO, t0, 1);
+	t0 = pl__tcost_now(s->cost);
+	out->have_psi_io = read_psi(s, &s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,
 				    &s->psi_io_reported);
-	out->have_psi_mem = read_psi(&s->psi_mem, rootfd, "pressure/memory", keep, &out->psi_mem,
-				     &s->psi_mem_reported);
+	out->have_psi_mem = read_psi(s, &s->psi_mem, rootfd, "pressure/memory", keep,
+				     &out->psi_mem, &s->psi_mem_reported);
+	pl__tcost_done(s->cost, PL_TPHASE_PSI, t0, 1);
 	out->procs_blocked = -1;
-	if (!out->have_psi_io && rd(&s->stat, rootfd, "stat", keep) > 0) {
+	t0 = pl__tcost_now(s->cost);
+	if (!out->have_psi_io && rd(s, PL_TPHASE_STAT, &s->stat, rootfd, "stat", keep) > 0) {
 		static const char *const key[] = { "procs_blocked" };
 		uint64_t v;
 
 		if (pl__parse_keyed_u64(s->stat.buf, key, 1, &v) == 1)
 			out->procs_blocked = (int64_t)v;
+		pl__tcost_done(s->cost, PL_TPHASE_STAT, t0, 1);
 	}
 	/* The last field of loadavg is the pid most recently handed out: while
 	 * it stays the same, no process appeared and the directory scan can
 	 * be skipped. */
+	t0 = pl__tcost_now(s->cost);
 	out->last_pid = 0;
-	if (rd(&s->loadavg, rootfd, "loadavg", keep) > 0) {
+	if (rd(s, PL_TPHASE_LOADAVG, &s->loadavg, rootfd, "loadavg", keep) > 0) {
 		const char *sp = strrchr(s->loadavg.buf, ' ');
 		uint64_t v;
 
@@ -275,6 +298,7 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 				out->last_pid = v;
 		}
 	}
+	pl__tcost_done(s->cost, PL_TPHASE_LOADAVG, t0, 1);
 }
 
 /* Probe "delayacct" forced absent reads as off: delays are not counted. */

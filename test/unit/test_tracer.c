@@ -67,7 +67,8 @@ static void test_vmstat(void)
 	TAP_OK(a == 0 && c == 0, "malformed values are skipped, not guessed");
 }
 
-static struct pl_tracer *open_tree(const char *root, const char *out, bool enable_da)
+static struct pl_tracer *open_tree_split(const char *root, const char *out, bool enable_da,
+					  bool cost_split)
 {
 	struct pl_tracer_config cfg;
 	struct pl_tracer *t = NULL;
@@ -82,10 +83,16 @@ static struct pl_tracer *open_tree(const char *root, const char *out, bool enabl
 	free(cfg.names);
 	cfg.names = strdup("controlsd, loggerd");
 	cfg.enable_delayacct = enable_da;
+	cfg.cost_split = cost_split;
 	if (pl__tracer_open(&t, &cfg) < 0)
 		t = NULL;
 	pl__tracer_config_free(&cfg);
 	return t;
+}
+
+static struct pl_tracer *open_tree(const char *root, const char *out, bool enable_da)
+{
+	return open_tree_split(root, out, enable_da, false);
 }
 
 /* The CSV's lines of one tick without the wall and mono columns. */
@@ -420,6 +427,71 @@ static void test_bad_root(void)
 	TAP_OK(t == NULL, "a missing --proc-root fails to open, cleanly");
 }
 
+/* --cost-split counts each phase's work as it happens (a tree is read in
+ * full every tick: no fds kept, no gating) and changes no output. */
+static void test_cost_split(void)
+{
+	char root[300], out[2][300], rows[2][8192];
+	struct pl_tracer *t[2];
+	struct pl_tracer_stats st;
+
+	snprintf(root, sizeof(root), "%s/split", base);
+	snprintf(out[0], sizeof(out[0]), "%s/split-off.csv", base);
+	snprintf(out[1], sizeof(out[1]), "%s/split-on.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	tree_stat(root, 100, "controlsd", 'S', 1, 500, 10);
+	tree_io(root, 100, 0, 0);
+	tree_stat(root, 101, "loggerd", 'R', 1, 501, 0);
+	tree_io(root, 101, 0, 0);
+	tree_stat(root, 300, "kworker/u8:1", 'S', 1, 5, 0);
+	tree_io(root, 300, 0, 0);
+	t[0] = open_tree_split(root, out[0], false, false);
+	t[1] = open_tree_split(root, out[1], false, true);
+	TAP_OK(t[0] && t[1], "tracers with and without --cost-split open");
+	if (!t[0] || !t[1])
+		goto out;
+	for (int tick = 1; tick <= 4; tick++) {
+		if (tick == 2) {
+			tree_system(root, 1100, 60, 1, 0);
+			tree_stat(root, 100, "controlsd", 'D', 1, 500, 30);
+			tree_io(root, 100, 40960, 8192);
+			tree_stat(root, 300, "kworker/u8:1", 'D', 1, 5, 0);
+		}
+		if (tick == 3) {
+			tree_stat(root, 400, "dd", 'D', 1, 600, 0);
+			tree_io(root, 400, 0, 0);
+		}
+		for (int i = 0; i < 2; i++)
+			TAP_OK(pl__tracer_tick(t[i]) == 0, "tick %d, split %s", tick,
+			       i ? "on" : "off");
+	}
+	for (int i = 0; i < 2; i++)
+		snprintf(rows[i], sizeof(rows[i]), "%s", rows_after(out[i], 1));
+	TAP_EQ_STR(rows[1], rows[0], "the same rows with the split as without");
+	pl__tracer_get_stats(t[0], &st);
+	TAP_OK(!st.cost_split && st.cost_ticks == 0, "no split unless asked for");
+	pl__tracer_get_stats(t[1], &st);
+	TAP_OK(st.cost_split, "the split is reported");
+	TAP_EQ_U64(st.cost_ticks, 3, "over the ticks after the first");
+	TAP_EQ_U64(st.phase[PL_TPHASE_VMSTAT].reads, 3, "vmstat: one read a tick");
+	TAP_EQ_U64(st.phase[PL_TPHASE_DISKSTATS].items, 3, "diskstats: once a tick");
+	TAP_EQ_U64(st.phase[PL_TPHASE_WATCHED].items, 6, "two watched processes a tick");
+	/* the kworker, then dd from its first sweep on (tick 4) */
+	TAP_EQ_U64(st.phase[PL_TPHASE_OTHERS].items, 4, "other processes read");
+	TAP_EQ_U64(st.phase[PL_TPHASE_SKIPPED].items, 0, "a tree skips none");
+	TAP_EQ_U64(st.phase[PL_TPHASE_SCAN].items, 3, "a tree is listed every tick");
+	TAP_EQ_U64(st.phase[PL_TPHASE_NEW].items, 1, "one new pid (dd)");
+	TAP_EQ_U64(st.phase[PL_TPHASE_OUTPUT].items, 3, "output once a tick");
+	TAP_OK(st.phase[PL_TPHASE_WATCHED].reads >= 6 && st.phase[PL_TPHASE_NEW].reads >= 2,
+	       "reads counted where they were made (watched %llu, new %llu)",
+	       (unsigned long long)st.phase[PL_TPHASE_WATCHED].reads,
+	       (unsigned long long)st.phase[PL_TPHASE_NEW].reads);
+	TAP_OK(st.cost_clean_ticks <= st.cost_ticks, "clean ticks are some of the ticks");
+out:
+	pl__tracer_close(t[0]);
+	pl__tracer_close(t[1]);
+}
+
 int main(void)
 {
 	snprintf(base, sizeof(base), "/tmp/pl-test-tracer.XXXXXX");
@@ -438,6 +510,7 @@ int main(void)
 	test_bad_root();
 	test_planted_links();
 	test_csv_whole_ticks();
+	test_cost_split();
 	tree_rm(base);
 	return tap_done();
 }
