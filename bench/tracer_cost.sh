@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
 # The C tracer against the Python one it replaces, side by side in one run:
 # 200+ idle processes plus one process for each default watched name, both
-# tracers at the same --hz against the same processes for the same time;
-# prints each one's CPU per tick, the ratio and perflink's sampler_ms.
-# Targets (DESIGN.md): perflink at most 1/30 of the Python CPU, p99
-# sampler_ms under 2 ms.
+# tracers at the same --hz against the same processes for the same time, in
+# three conditions one after the other:
+#   quiet  nothing else started;
+#   churn  a loop starting `sh -c true` as fast as it can (hundreds of new
+#          pids a second), running through both tracers' run;
+#   stall  a dd rewriting a large file with conv=fsync (the bully) and a
+#          victim writing 4 KiB blocks with O_DSYNC under a watched name
+#          (controlsd), so that both tracers see real I/O waits and D states.
+# For each it prints both tools' CPU per tick, the ratio (Python/perflink)
+# and perflink's p99 sampler_ms, then perflink's own split of a tick
+# (--cost-split: the system files, the watched and the other processes, the
+# directory scans, the new pids, the output) and the cost model fitted from
+# it. Targets (DESIGN.md, issue 14): ratio >= 30 quiet and under churn, >= 20
+# under stall load, p99 sampler_ms under 2 ms.
 #
-#   bench/tracer_cost.sh [PERFLINK] [SECONDS] [IDLE_PROCESSES]
+#   bench/tracer_cost.sh [PERFLINK] [SECONDS] [IDLE_PROCESSES] [MODES]
 #
-# PERFLINK defaults to build/daemon/perflink; the Python tracer is
-# ../shared/seeds/io_stall_tracer.py beside the repository (PYTRACER
-# overrides). CPU time is each tracer's schedstat run time (ns), cross-checked
-# with utime+stime. Both tracers renice themselves by 10 and pin to CPU 0, as
-# the Python tool does; they run at the same time, so they see the same load.
+# PERFLINK defaults to build/daemon/perflink; MODES to "quiet churn stall";
+# the Python tracer is ../shared/seeds/io_stall_tracer.py beside the
+# repository (PYTRACER overrides). CPU time is each tracer's schedstat run
+# time (ns), cross-checked with utime+stime. Both tracers renice themselves
+# by 10 and pin to CPU 0, as the Python tool does; they run at the same
+# time, so they see the same load. perflink runs with --cost-split, which
+# adds two clock reads a file read: its figures here are slightly
+# pessimistic.
 set -euo pipefail
 
 top=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 perflink=${1:-$top/build/daemon/perflink}
 seconds=${2:-20}
 idle=${3:-200}
+modes=${4:-quiet churn stall}
 pytracer=${PYTRACER:-$top/../shared/seeds/io_stall_tracer.py}
 hz=10
 names="controlsd car.c selfd ui loggerd encoderd modeld camerad locationd paramsd navd mapd"
@@ -26,11 +40,22 @@ names="controlsd car.c selfd ui loggerd encoderd modeld camerad locationd params
 [ -x "$perflink" ] || { echo "tracer_cost: no perflink at $perflink" >&2; exit 2; }
 [ -r "$pytracer" ] || { echo "tracer_cost: no Python tracer at $pytracer" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "tracer_cost: needs python3" >&2; exit 2; }
+for m in $modes; do
+	case $m in quiet|churn|stall) ;; *) echo "tracer_cost: unknown mode $m" >&2; exit 2;; esac
+done
 
-work=$(mktemp -d /tmp/tracer_cost.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/tracer_cost.XXXXXX")
 pids=()
+load=()
+stop_load() {
+	# Only what this script started, by pid: the loops' children end with
+	# their loop (each is a short-lived sh or dd).
+	for p in "${load[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${load[@]}"; do wait "$p" 2>/dev/null || true; done
+	load=()
+}
 cleanup() {
-	# Only what this script started, by pid.
+	stop_load
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$work"
@@ -50,7 +75,28 @@ for _ in $(seq "$idle"); do
 done
 disk=$(awk '$4 > 0 && $3 !~ /^(loop|ram|zram|dm-)/ && $3 !~ /[0-9]$/ {print $3; exit}' /proc/diskstats)
 disk=${disk:-sda}
-nproc_now=$(ls -d /proc/[0-9]* | wc -l)
+mkdir "$work/victim"
+ln -s "$(command -v dd)" "$work/victim/controlsd"
+
+start_load() {
+	case $1 in
+	churn)
+		(while :; do sh -c true; done) &
+		load+=($!)
+		;;
+	stall)
+		(while :; do
+			dd if=/dev/zero of="$work/big" bs=1M count=1024 conv=fsync status=none
+		 done) &
+		load+=($!)
+		(while :; do
+			"$work/victim/controlsd" if=/dev/zero of="$work/victim.dat" bs=4k \
+				count=2000 oflag=dsync status=none
+		 done) &
+		load+=($!)
+		;;
+	esac
+}
 
 # run_ns from schedstat, and utime+stime in ms.
 cpu_of() {
@@ -59,42 +105,102 @@ cpu_of() {
 	st=$(sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}')
 	echo "$ss $((st * 1000 / $(getconf CLK_TCK)))"
 }
+last_pid() { awk '{print $5}' /proc/loadavg; }
 
-python3 "$pytracer" --out "$work/py.csv" --hz $hz --disk "$disk" 2>"$work/py.err" &
-py=$!
-pids+=($py)
-"$perflink" trace --out "$work/pl.csv" --hz $hz --disk "$disk" 2>"$work/pl.err" &
-pl=$!
-pids+=($pl)
-sleep 1 # both past their start-up
-py0=$(cpu_of $py)
-pl0=$(cpu_of $pl)
-sleep "$seconds"
-py1=$(cpu_of $py)
-pl1=$(cpu_of $pl)
-kill -TERM $pl
-wait $pl || true
-kill -INT $py 2>/dev/null || true
+table="$work/table"
+splits="$work/splits"
+: >"$table"
+for mode in $modes; do
+	start_load "$mode"
+	sleep 1
+	python3 "$pytracer" --out "$work/py.csv" --hz $hz --disk "$disk" 2>"$work/py.err" &
+	py=$!
+	"$perflink" trace --out "$work/pl.csv" --hz $hz --disk "$disk" --cost-split \
+		2>"$work/pl.err" &
+	pl=$!
+	sleep 1 # both past their start-up
+	py0=$(cpu_of $py)
+	pl0=$(cpu_of $pl)
+	lp0=$(last_pid)
+	nproc_now=$(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l || true)
+	sleep "$seconds"
+	py1=$(cpu_of $py)
+	pl1=$(cpu_of $pl)
+	lp1=$(last_pid)
+	kill -TERM $pl
+	wait $pl || true
+	# SIGTERM: a background job of a script ignores SIGINT, and so does Python then
+	kill -TERM $py 2>/dev/null || true
+	wait $py 2>/dev/null || true
+	stop_load
+	rm -f "$work/big" "$work/victim.dat"
 
-read -r py_ns0 py_ms0 <<<"$py0"
-read -r py_ns1 py_ms1 <<<"$py1"
-read -r pl_ns0 pl_ms0 <<<"$pl0"
-read -r pl_ns1 pl_ms1 <<<"$pl1"
-ticks=$((seconds * hz))
-summary=$(grep 'perflink trace:.*ticks' "$work/pl.err" | tail -1)
-p99=$(sed -n 's/.*sampler_ms p50 \([0-9.]*\) p99 \([0-9.]*\) max \([0-9.]*\).*/\2/p' <<<"$summary")
-p50=$(sed -n 's/.*sampler_ms p50 \([0-9.]*\) p99.*/\1/p' <<<"$summary")
-max=$(sed -n 's/.*sampler_ms p50 [0-9.]* p99 [0-9.]* max \([0-9.]*\).*/\1/p' <<<"$summary")
+	read -r py_ns0 py_ms0 <<<"$py0"
+	read -r py_ns1 py_ms1 <<<"$py1"
+	read -r pl_ns0 pl_ms0 <<<"$pl0"
+	read -r pl_ns1 pl_ms1 <<<"$pl1"
+	summary=$(grep 'perflink trace:.*ticks,' "$work/pl.err" | tail -1)
+	p99=$(sed -n 's/.*sampler_ms p50 [0-9.]* p99 \([0-9.]*\).*/\1/p' <<<"$summary")
+	# pids handed out a second (a wrap of pid_max reads as 0)
+	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds : 0 ))
+	echo "$mode $((py_ns1 - py_ns0)) $((pl_ns1 - pl_ns0)) $((py_ms1 - py_ms0))" \
+	     "$((pl_ms1 - pl_ms0)) $nproc_now $newps ${p99:-0}" >>"$table"
+	sed -n "s/^perflink trace: cost \([a-z_]*\) *\([0-9.]*\) us\/tick, items *\([0-9.]*\)\/tick (\([0-9.]*\) us each), reads *\([0-9.]*\)\/tick (\([0-9.]*\) us in reads)/$mode \1 \2 \3 \4 \5 \6/p" \
+		"$work/pl.err" >>"$splits"
+	sed -n "s/^perflink trace: cost split, us per tick over .*: tick CPU \([0-9.]*\)/$mode tick \1/p" \
+		"$work/pl.err" >>"$splits"
+	echo "  $mode: $summary"
+done
 
-awk -v pyns=$((py_ns1 - py_ns0)) -v plns=$((pl_ns1 - pl_ns0)) \
-    -v pyms=$((py_ms1 - py_ms0)) -v plms=$((pl_ms1 - pl_ms0)) \
-    -v ticks=$ticks -v secs="$seconds" -v procs="$nproc_now" -v disk="$disk" \
-    -v p50="$p50" -v p99="$p99" -v max="$max" 'BEGIN {
-	py = pyns / 1e6 / ticks; pl = plns / 1e6 / ticks;
-	printf "tracer_cost: %d processes, %d Hz, %d s side by side, disk %s\n", procs, 10, secs, disk
-	printf "  python  io_stall_tracer.py  %8.3f ms CPU/tick  (%4.1f%% of a core; utime+stime %d ms)\n", py, py * 10 / 10, pyms
-	printf "  C       perflink trace      %8.3f ms CPU/tick  (%4.2f%% of a core; utime+stime %d ms)\n", pl, pl * 10 / 10, plms
-	printf "  ratio   python/perflink     %8.1f  (target >= 30)\n", (pl > 0 ? py / pl : 0)
-	printf "  perflink sampler_ms         p50 %s  p99 %s  max %s  (target p99 < 2)\n", p50, p99, max
-}'
-echo "  $summary"
+echo "tracer_cost: $hz Hz, $seconds s a mode side by side, disk $disk, $idle idle processes" \
+     "+ 12 watched; CPU per tick from schedstat"
+awk -v ticks=$((seconds * hz)) '
+BEGIN {
+	printf "  %-6s %6s %8s %14s %16s %7s %9s\n", "mode", "procs", "new/s", "python ms/tick",
+	       "perflink ms/tick", "ratio", "p99 ms"
+}
+{
+	py = $2 / 1e6 / ticks; pl = $3 / 1e6 / ticks
+	target = $1 == "stall" ? 20 : 30
+	printf "  %-6s %6d %8d %14.3f %16.3f %7.1f %9.3f   (target ratio >= %d, p99 < 2; utime+stime %d/%d ms)\n",
+	       $1, $6, $7, py, pl, (pl > 0 ? py / pl : 0), $8, target, $4, $5
+}' "$table"
+
+# The split, wall us per tick (reads: read syscalls a tick), and the cost
+# model from it: a tick costs the system files and the output, plus each
+# watched process, plus each other process checked, plus each new pid.
+awk '
+$2 == "tick" { tick[$1] = $3; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }; next }
+{
+	us[$1, $2] = $3; items[$1, $2] = $4; each[$1, $2] = $5; reads[$1, $2] = $6
+	if (!($2 in pseen)) { pseen[$2] = 1; phases[np++] = $2 }
+	if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }
+}
+END {
+	if (!n) exit
+	printf "  perflink split, wall us/tick (items/tick, reads/tick):\n"
+	printf "  %-10s", "phase"
+	for (i = 0; i < n; i++) printf " %26s", order[i]
+	printf "\n"
+	for (j = 0; j < np; j++) {
+		ph = phases[j]
+		printf "  %-10s", ph
+		for (i = 0; i < n; i++)
+			printf " %8.1f (%7.2f, %6.2f)", us[order[i], ph], items[order[i], ph], reads[order[i], ph]
+		printf "\n"
+	}
+	printf "  %-10s", "tick"
+	for (i = 0; i < n; i++) printf " %8.1f %17s", tick[order[i]], ""
+	printf "\n"
+	for (i = 0; i < n; i++) {
+		m = order[i]; fixed = 0
+		split("diskstats vmstat meminfo pressure stat loadavg output", f, " ")
+		for (k in f) fixed += us[m, f[k]]
+		printf "  model %-6s tick %.0f us = %.0f fixed (system files, output)" \
+		       " + %.2f watched x %.1f us + %.1f others read x %.1f us" \
+		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.2f new pids x %.1f us\n",
+		       m, tick[m], fixed, items[m, "watched"], each[m, "watched"],
+		       items[m, "others"], each[m, "others"], items[m, "skipped"], each[m, "skipped"],
+		       items[m, "scan"], each[m, "scan"], items[m, "new_pids"], each[m, "new_pids"]
+	}
+}' "$splits"
