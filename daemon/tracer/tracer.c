@@ -334,7 +334,6 @@ static int live_baseline(struct pl_tracer *t, struct pl_tsys_sample *first)
 		return err;
 	}
 	pl__tsys_read(&t->sys, t->rootfd, t->live, first);
-	(void)pl__tsys_maybe_blocked(&t->sys, first);
 	return 0;
 }
 
@@ -526,6 +525,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 {
 	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t1, c1;
 	struct pl_tsys_sample s;
+	struct pl_tprocs_hint hint;
 	double wall = 0, mono = 0, ms;
 	int rootfd = t->rootfd, err;
 	bool keep = t->live;
@@ -543,8 +543,10 @@ int pl__tracer_tick(struct pl_tracer *t)
 	t->tick++;
 	t->procs.now_ms = mono * 1000.0;
 	pl__tsys_read(&t->sys, rootfd, keep, &s);
-	if ((err = pl__tprocs_tick(&t->procs, t->tick, s.last_pid,
-				   pl__tsys_maybe_blocked(&t->sys, &s))) < 0) {
+	hint.maybe_blocked = s.maybe_blocked;
+	hint.procs_blocked = s.procs_blocked;
+	hint.dirtied_bytes = s.dirtied_bytes;
+	if ((err = pl__tprocs_tick(&t->procs, t->tick, s.last_pid, &hint)) < 0) {
 		pl__log_warnc(-err, "%s: cannot list processes", t->cfg.proc_root);
 		return err;
 	}
@@ -604,6 +606,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->io_reads = tp->io_reads;
 	out->schedstat_reads = tp->schedstat_reads;
 	out->dir_scans = tp->dir_scans;
+	out->full_sweeps = tp->full_sweeps;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
 	if (tp->cost)

@@ -85,6 +85,7 @@ struct pl_tracer_stats {
 	uint64_t pid_reuses;    /* a pid seen again with another starttime */
 	uint64_t exits;         /* processes that went away */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
+	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
 	/* --cost-split, over the ticks after the first (which reads every

@@ -89,6 +89,9 @@ struct pl_tproc {
 	int stat_fd, io_fd, ss_fd; /* kept open on a live /proc, else -1 */
 
 	uint64_t first_tick, seen_tick;
+	/* read every tick until then, asleep or not: seen in D or dirtying
+	 * pages lately (a fsync loop, jbd2), it may do so again at once */
+	uint64_t hot_until;
 	/* this tick's results */
 	bool stat_now;         /* state/blkio are known for this tick */
 	bool io_now;           /* d_wchar/d_wbytes are known for this tick */
@@ -139,10 +142,23 @@ struct pl_tprocs {
 	uint64_t implausible_blkio; /* deltas no process could have had (ignored) */
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
+	uint64_t full_sweeps;  /* ticks that read the sleeping processes too */
+	/* bytes the kernel says were dirtied less those the processes read
+	 * account for (write_bytes is counted as a page is dirtied): above 0,
+	 * some process not read wrote them */
+	int64_t dirty_balance;
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
 	struct pl_tcost *cost; /* NULL: not timed */
 	enum pl_tracer_phase phase; /* whose reads read_pid_file counts */
+};
+
+/* What the system counters say about a tick, for the sweep to decide
+ * whether the sleeping processes must be read too. */
+struct pl_tprocs_hint {
+	bool maybe_blocked;    /* PSI io or memory grew; without PSI, procs_blocked */
+	int64_t procs_blocked; /* tasks in an I/O wait now (/proc/stat), -1 unknown */
+	int64_t dirtied_bytes; /* pages dirtied since the last tick, -1 unknown */
 };
 
 int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg);
@@ -152,9 +168,11 @@ void pl__tprocs_free(struct pl_tprocs *tp);
  * tick and the kept fds are closed. */
 int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds);
 /* One tick: re-read the known processes, drop the dead, discover new ones.
- * last_pid: the most recent pid from loadavg, or 0 when unknown. all: a task
- * may have blocked since the last tick, re-read the sleeping ones too. */
-int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all);
+ * last_pid: the most recent pid from loadavg, or 0 when unknown. hint: whether
+ * a sleeping task may have blocked or written since the last tick, so that
+ * the sleeping ones are re-read too. */
+int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
+		    const struct pl_tprocs_hint *hint);
 /* Match comm against the watch list as the Python tool does: the first name
  * that is a substring of comm, or -1. */
 int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm);
@@ -169,7 +187,11 @@ struct pl_tsys_sample {
 	struct pl_psi psi_io, psi_mem;
 	bool have_psi_io, have_psi_mem;
 	uint64_t last_pid;     /* from loadavg, 0 when unknown */
-	int64_t procs_blocked; /* from /proc/stat when there is no PSI, else -1 */
+	/* from /proc/stat: every tick without PSI, else when PSI grew; -1 when
+	 * not read */
+	int64_t procs_blocked;
+	bool maybe_blocked;    /* pl__tsys_maybe_blocked */
+	int64_t dirtied_bytes; /* vmstat nr_dirtied since the last tick, -1 unknown */
 };
 
 #define PL_TRACER_MAX_DISKS 16
@@ -182,6 +204,8 @@ struct pl_tsys {
 	uint64_t prev_sect[PL_TRACER_MAX_DISKS], prev_busy[PL_TRACER_MAX_DISKS];
 	bool prev_found[PL_TRACER_MAX_DISKS];
 	uint64_t prev_compact, prev_alloc, prev_majflt;
+	uint64_t prev_nr_dirtied; /* UINT64_MAX: not known */
+	long page_bytes;
 	bool psi_io_reported, psi_mem_reported;
 	uint64_t dirty_bg_thresh_kb, dirty_thresh_kb; /* 0 = unknown */
 	long dirty_ratio, dirty_bg_ratio;
@@ -202,9 +226,11 @@ void pl__tsys_free(struct pl_tsys *s);
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
 /* The vmstat parse on its own, for tests: compact_stall, the sum of every
  * allocstall* key (kernels name them per zone or not at all), pgmajfault,
- * nr_dirty, nr_writeback. Absent keys read 0. */
+ * nr_dirty, nr_writeback, nr_dirtied. Absent keys read 0, but nr_dirtied
+ * (pages dirtied since boot, from 2.6.37 on) UINT64_MAX. */
 void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
-			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback);
+			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
+			   uint64_t *nr_dirtied);
 
 /* Quantiles of per-tick costs over a whole run in fixed memory: log-linear
  * buckets of microseconds, under 1% relative error. */

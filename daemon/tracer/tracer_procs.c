@@ -6,14 +6,23 @@
  * spends ~50 us a process. At 10 Hz with 250-500 processes, reading even one
  * file of every process every tick costs 15 times less than Python, not 30.
  * So a tick reads:
- *  - watched processes and those last seen running or in D, every tick;
- *  - every other (sleeping) process when the caller says a task may have
- *    blocked (PSI io or memory stall time grew during the tick, or, without
- *    PSI, /proc/stat's procs_blocked is non-zero), and otherwise a tenth of
- *    them by pid, so that each is re-read at least once a second. A
- *    sleeping task can only enter D by running, and I/O waits show in PSI,
- *    so what this misses is a D state that is not an I/O wait (a vfork
- *    parent, a mutex) for up to a second. --stat-every-tick reads all.
+ *  - watched processes, those last seen running or in D, and those seen in
+ *    D or dirtying pages in the last HOT_TICKS, every tick;
+ *  - a tenth of the other (sleeping) ones by pid, so that each is re-read
+ *    at least once a second;
+ *  - and then all the others, when the caller says a task may have blocked
+ *    (PSI io or memory stall time grew during the tick, or, without PSI,
+ *    /proc/stat's procs_blocked is non-zero) and what was read does not
+ *    account for it: /proc/stat counts more tasks in an I/O wait than the
+ *    first pass found in D, or (with --track-writers, for the bully) vmstat
+ *    counts more pages dirtied than the processes read wrote (write_bytes
+ *    is counted when a page is dirtied, so the two agree when every writer
+ *    was read). Under a stall where the bully and the victim are known,
+ *    that is a tick in ten, not every tick.
+ *    A sleeping task can only enter D by running, and I/O waits show in PSI
+ *    and procs_blocked, so what this misses is a D state that is not an I/O
+ *    wait (a vfork parent, a mutex) for up to a second. --stat-every-tick
+ *    reads all.
  * For a process it reads, schedstat first: if the leader did not run since
  * the last reading, its state and blkio cannot have changed (a task must run
  * to enter D), and neither can a single-threaded process's io counters (its
@@ -41,6 +50,13 @@
 
 #define RESCAN_TICKS 50
 #define SLICES 10 /* sleeping processes are re-read every SLICES ticks */
+#define HOT_TICKS 10 /* and those lately in D or dirtying pages every tick */
+#define DIRTY_FLOOR_BYTES ((int64_t)1 << 20)
+/* Pages dirtied by no process read: a writer that exited since its last
+ * reading, a kernel thread's metadata. Up to this much (over ticks, the
+ * balance adds up) is left to the slices, which read every process within
+ * SLICES ticks and put what it wrote since into the tick it was read. */
+#define DIRTY_SLACK_BYTES ((int64_t)64 << 10)
 
 int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm)
 {
@@ -434,11 +450,11 @@ static void clear_tick(struct pl_tproc *p)
 	p->gap_wchar = p->gap_wbytes = 0;
 }
 
-/* Asleep at the last reading, not its slice's turn and nothing blocked:
- * taken as it was, without a read. */
+/* Asleep at the last reading, not lately in D or dirtying pages, not its
+ * slice's turn, and nothing blocked: taken as it was, without a read. */
 static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all)
 {
-	if (all || p->label >= 0 || !sleeping(p->state) ||
+	if (all || p->label >= 0 || !sleeping(p->state) || tick < p->hot_until ||
 	    (unsigned)p->pid % SLICES == tick % SLICES)
 		return false;
 	clear_tick(p);
@@ -472,6 +488,8 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	settle_reaped(p, tick);
 	p->seen_tick = tick;
+	if (p->state == 'D' || p->gap_wbytes > 0)
+		p->hot_until = tick + HOT_TICKS;
 	return true;
 }
 
@@ -681,10 +699,17 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 	return 0;
 }
 
-/* The sweep over the known processes. With --cost-split, a process read is
- * timed as watched or other, and the skipped ones take the rest of the
- * loop (timing each of them would cost more than skipping it). */
-static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all)
+/* What one pass of the sweep found among the processes it read. */
+struct sweep_found {
+	int64_t dstate;          /* in D now */
+	uint64_t dirtied_bytes;  /* write_bytes since their last reading */
+};
+
+/* A pass over the known processes, reading those skip_one does not keep as
+ * they were (all: every one not read yet this tick). With --cost-split, a
+ * process read is timed as watched or other, and the skipped ones take the
+ * rest of the loop (timing each of them would cost more than skipping it). */
+static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_found *found)
 {
 	uint64_t t_loop = pl__tcost_now(tp->cost), t_timed = 0, skipped = 0;
 
@@ -693,18 +718,21 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all)
 		uint64_t t0;
 		bool alive;
 
-		if (skip_one(p, tick, all)) {
-			skipped++;
+		if (p->seen_tick == tick || skip_one(p, tick, all)) {
+			skipped += p->seen_tick != tick;
 			i++;
 			continue;
 		}
 		t0 = pl__tcost_now(tp->cost);
 		tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
 		alive = sweep_one(tp, p, tick);
-		if (alive)
+		if (alive) {
+			found->dstate += p->stat_now && p->state == 'D';
+			found->dirtied_bytes += p->gap_wbytes > 0 ? (uint64_t)p->gap_wbytes : 0;
 			i++;
-		else
+		} else {
 			drop(tp, i, tick);
+		}
 		if (tp->cost) {
 			uint64_t d = pl__mono_ns() - t0;
 
@@ -719,13 +747,48 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all)
 	}
 }
 
-int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid, bool all)
+/* After the first pass: must the sleeping processes be read as well? Only
+ * when a task may have blocked or written (the hint), and the first pass
+ * does not account for it: the kernel counts more tasks in an I/O wait
+ * than it found in D, or (naming the bully) more pages dirtied than the
+ * processes it read wrote. A count that is not known says yes. */
+static bool need_full_sweep(struct pl_tprocs *tp, const struct pl_tprocs_hint *h,
+			    const struct sweep_found *found)
 {
-	bool need_scan;
+	bool writes_unexplained = true;
+
+	if (h->dirtied_bytes >= 0) {
+		int64_t b = tp->dirty_balance + h->dirtied_bytes - (int64_t)found->dirtied_bytes;
+
+		/* Below 0 by what was written between the vmstat read and the
+		 * processes' reads (the next tick makes it up), or by direct
+		 * I/O, which counts in write_bytes but dirties no page: the
+		 * floor keeps the latter from hiding another writer for long. */
+		tp->dirty_balance = b < -DIRTY_FLOOR_BYTES ? -DIRTY_FLOOR_BYTES : b;
+		writes_unexplained = tp->dirty_balance > DIRTY_SLACK_BYTES;
+	}
+	if (!h->maybe_blocked)
+		return false;
+	if (h->procs_blocked < 0 || h->procs_blocked > found->dstate)
+		return true;
+	return tp->cfg.track_writers && writes_unexplained;
+}
+
+int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
+		    const struct pl_tprocs_hint *hint)
+{
+	struct sweep_found found = { 0, 0 };
+	bool need_scan, all = tp->cfg.stat_every_tick || !tp->kept;
 	uint64_t t0;
 
-	all = all || tp->cfg.stat_every_tick || !tp->kept;
-	sweep(tp, tick, all);
+	sweep(tp, tick, all, &found);
+	if (all) {
+		tp->full_sweeps++;
+	} else if (need_full_sweep(tp, hint, &found)) {
+		sweep(tp, tick, true, &found);
+		tp->full_sweeps++;
+		tp->dirty_balance = 0; /* every process has been read */
+	}
 	need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
 		    last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
 	tp->last_pid = last_pid;

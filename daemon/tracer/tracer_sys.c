@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "probe.h"
@@ -16,6 +17,10 @@ int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
 	const char *p = disks_csv ? disks_csv : "";
 
 	memset(s, 0, sizeof(*s));
+	s->prev_nr_dirtied = UINT64_MAX;
+	s->page_bytes = sysconf(_SC_PAGESIZE);
+	if (s->page_bytes <= 0)
+		s->page_bytes = 4096;
 	s->diskstats = s->vmstat = s->meminfo = init;
 	s->psi_io = s->psi_mem = s->loadavg = s->stat = init;
 	while (*p) {
@@ -89,11 +94,13 @@ static ssize_t rd(struct pl_tsys *s, enum pl_tracer_phase ph, struct pl_procfile
 }
 
 void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
-			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback)
+			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
+			   uint64_t *nr_dirtied)
 {
 	const char *s = buf;
 
 	*compact = *alloc = *majflt = *nr_dirty = *nr_writeback = 0;
+	*nr_dirtied = UINT64_MAX;
 	while (*s) {
 		const char *nl = strchr(s, '\n');
 		const char *end = nl ? nl : s + strlen(s);
@@ -114,6 +121,9 @@ void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
 				*nr_dirty = val;
 			else if (klen == 12 && memcmp(s, "nr_writeback", 12) == 0)
 				*nr_writeback = val;
+			else if (klen == 10 && memcmp(s, "nr_dirtied", 10) == 0 &&
+				 val != UINT64_MAX)
+				*nr_dirtied = val;
 		}
 		s = nl ? nl + 1 : end;
 	}
@@ -232,10 +242,25 @@ static void thresholds(struct pl_tsys *s, uint64_t memavail_kb)
 			   : s->dirty_ratio > 0 ? memavail_kb * (uint64_t)s->dirty_ratio / 100 : 0;
 }
 
+static void read_procs_blocked(struct pl_tsys *s, int rootfd, bool keep,
+			       struct pl_tsys_sample *out)
+{
+	uint64_t t0 = pl__tcost_now(s->cost);
+
+	if (rd(s, PL_TPHASE_STAT, &s->stat, rootfd, "stat", keep) > 0) {
+		static const char *const key[] = { "procs_blocked" };
+		uint64_t v;
+
+		if (pl__parse_keyed_u64(s->stat.buf, key, 1, &v) == 1)
+			out->procs_blocked = (int64_t)v;
+	}
+	pl__tcost_done(s->cost, PL_TPHASE_STAT, t0, 1);
+}
+
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
 	static const char *const mkeys[] = { "MemFree", "MemAvailable", "Dirty", "Writeback" };
-	uint64_t compact = 0, alloc = 0, majflt = 0, mvals[4] = { 0 };
+	uint64_t compact = 0, alloc = 0, majflt = 0, dirtied = UINT64_MAX, mvals[4] = { 0 };
 	uint64_t t0;
 
 	memset(out, 0, sizeof(*out));
@@ -247,7 +272,11 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	t0 = pl__tcost_now(s->cost);
 	if (rd(s, PL_TPHASE_VMSTAT, &s->vmstat, rootfd, "vmstat", keep) >= 0)
 		pl__tsys_parse_vmstat(s->vmstat.buf, &compact, &alloc, &majflt, &out->nr_dirty,
-				      &out->nr_writeback);
+				      &out->nr_writeback, &dirtied);
+	out->dirtied_bytes = -1;
+	if (dirtied != UINT64_MAX && s->prev_nr_dirtied != UINT64_MAX && dirtied >= s->prev_nr_dirtied)
+		out->dirtied_bytes = (int64_t)((dirtied - s->prev_nr_dirtied) * (uint64_t)s->page_bytes);
+	s->prev_nr_dirtied = dirtied;
 	if (s->have_prev) {
 		out->d_compact = (int64_t)(compact - s->prev_compact);
 		out->d_alloc = (int64_t)(alloc - s->prev_alloc);
@@ -273,16 +302,15 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	out->have_psi_mem = read_psi(s, &s->psi_mem, rootfd, "pressure/memory", keep,
 				     &out->psi_mem, &s->psi_mem_reported);
 	pl__tcost_done(s->cost, PL_TPHASE_PSI, t0, 1);
+	/* Without PSI, procs_blocked says whether a task may have blocked;
+	 * with it, the count is read only when PSI grew, for the sweep to
+	 * tell whether it knows every blocked task already. */
 	out->procs_blocked = -1;
-	t0 = pl__tcost_now(s->cost);
-	if (!out->have_psi_io && rd(s, PL_TPHASE_STAT, &s->stat, rootfd, "stat", keep) > 0) {
-		static const char *const key[] = { "procs_blocked" };
-		uint64_t v;
-
-		if (pl__parse_keyed_u64(s->stat.buf, key, 1, &v) == 1)
-			out->procs_blocked = (int64_t)v;
-		pl__tcost_done(s->cost, PL_TPHASE_STAT, t0, 1);
-	}
+	if (!out->have_psi_io)
+		read_procs_blocked(s, rootfd, keep, out);
+	out->maybe_blocked = pl__tsys_maybe_blocked(s, out);
+	if (out->have_psi_io && out->maybe_blocked)
+		read_procs_blocked(s, rootfd, keep, out);
 	/* The last field of loadavg is the pid most recently handed out: while
 	 * it stays the same, no process appeared and the directory scan can
 	 * be skipped. */

@@ -183,9 +183,20 @@ static void test_psi(void)
 	probe_force(NULL);
 	pl__tsys_init(&s, "vda");
 	pl__tsys_read(&s, rootfd, false, &smp);
-	TAP_OK(smp.have_psi_io && smp.psi_io.some.total_us == 100 && smp.procs_blocked == -1,
-	       "with PSI: pressure/io read, procs_blocked not needed");
+	TAP_OK(smp.have_psi_io && smp.psi_io.some.total_us == 100 && smp.maybe_blocked &&
+	       smp.procs_blocked == 2,
+	       "with PSI: pressure/io read; a first reading counts as grown, so /proc/stat's "
+	       "procs_blocked is read too");
+	pl__tsys_read(&s, rootfd, false, &smp);
+	TAP_OK(smp.have_psi_io && !smp.maybe_blocked && smp.procs_blocked == -1,
+	       "PSI that did not grow: procs_blocked not needed, not read");
+	tree_put(root, "pressure/io", "some avg10=1.50 avg60=0.00 avg300=0.00 total=180\n"
+				      "full avg10=0.00 avg60=0.00 avg300=0.00 total=50\n");
+	pl__tsys_read(&s, rootfd, false, &smp);
+	TAP_OK(smp.maybe_blocked && smp.procs_blocked == 2,
+	       "PSI io grew: procs_blocked read, for the sweep to compare with what it found");
 	pl__tsys_free(&s);
+	psi_tree(root);
 
 	probe_force("psi");
 	capture_begin(&c);

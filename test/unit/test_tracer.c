@@ -49,22 +49,28 @@ static void test_csv_format(void)
 static void test_vmstat(void)
 {
 	char path[512];
-	uint64_t c, a, m, d, w, want = 0;
+	uint64_t c, a, m, d, w, dd, want = 0;
 	const char *txt, *p;
 
 	snprintf(path, sizeof(path), "%s/proc/old-3.10/vmstat", PL_FIXTURES);
-	pl__tsys_parse_vmstat(tree_slurp(path), &c, &a, &m, &d, &w);
+	pl__tsys_parse_vmstat(tree_slurp(path), &c, &a, &m, &d, &w, &dd);
 	TAP_EQ_U64(a, 7, "3.10: the single allocstall counter");
 	TAP_EQ_U64(c, 3, "3.10: compact_stall");
+	TAP_EQ_U64(dd, strstr(tree_slurp(path), "\nnr_dirtied ") ? strtoull(strstr(tree_slurp(path),
+		   "\nnr_dirtied ") + 12, NULL, 10) : UINT64_MAX, "3.10: nr_dirtied as the file has it");
 	snprintf(path, sizeof(path), "%s/proc/live-6.18/vmstat", PL_FIXTURES);
 	txt = tree_slurp(path);
 	for (p = strstr(txt, "\nallocstall"); p; p = strstr(p + 1, "\nallocstall"))
 		want += strtoull(strchr(p, ' ') + 1, NULL, 10);
-	pl__tsys_parse_vmstat(txt, &c, &a, &m, &d, &w);
+	pl__tsys_parse_vmstat(txt, &c, &a, &m, &d, &w, &dd);
 	TAP_EQ_U64(a, want, "6.18: every allocstall_* summed");
-	pl__tsys_parse_vmstat("allocstall_normal x\ncompact_stall 18446744073709551616\n", &c, &a,
-			      &m, &d, &w);
+	TAP_OK(strstr(txt, "\nnr_dirtied ") && dd == strtoull(strstr(txt, "\nnr_dirtied ") + 12,
+							     NULL, 10),
+	       "6.18: nr_dirtied, the pages dirtied since boot");
+	pl__tsys_parse_vmstat("allocstall_normal x\ncompact_stall 18446744073709551616\n"
+			      "nr_dirtied 12a\n", &c, &a, &m, &d, &w, &dd);
 	TAP_OK(a == 0 && c == 0, "malformed values are skipped, not guessed");
+	TAP_EQ_U64(dd, UINT64_MAX, "a malformed nr_dirtied reads as unknown");
 }
 
 static struct pl_tracer *open_tree_split(const char *root, const char *out, bool enable_da,

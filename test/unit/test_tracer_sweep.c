@@ -1,0 +1,165 @@
+/* The sweep's gating on the live /proc, where fds are kept and the sleeping
+ * processes are not all read every tick (a recorded tree always reads them
+ * all: test_tracer's test_cost_split). A child sleeps on a pipe and writes
+ * when told; the system counters' hints are given by the test, so that each
+ * case is decided by the rule and not by what the machine happens to do:
+ * the sleeping ones are read as well only when a task may have blocked or
+ * written and what the first pass read does not account for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "tracer_priv.h"
+
+static const char *const watch[] = { "no-such-comm-watched" };
+static struct pl_tprocs tp;
+static uint64_t tick;
+static int child;
+
+/* The next tick that is not the child's slice, so that only the rule under
+ * test can make the sweep read it. */
+static uint64_t next_tick(void)
+{
+	do
+		tick++;
+	while (tick % 10 == (unsigned)child % 10);
+	return tick;
+}
+
+static struct pl_tproc *child_rec(void)
+{
+	for (size_t i = 0; i < tp.n; i++) {
+		if (tp.v[i].pid == child)
+			return &tp.v[i];
+	}
+	return NULL;
+}
+
+static int run(bool maybe_blocked, int64_t procs_blocked, int64_t dirtied)
+{
+	struct pl_tprocs_hint h = { maybe_blocked, procs_blocked, dirtied };
+
+	return pl__tprocs_tick(&tp, next_tick(), 0, &h);
+}
+
+/* Was the child read this tick? A process kept as it was has no io
+ * figures for the tick; one read has them (read, or known unchanged). */
+static bool child_read(void)
+{
+	struct pl_tproc *p = child_rec();
+
+	return p && p->io_now;
+}
+
+static void child_loop(int cmd, int ack, int out)
+{
+	static char block[65536];
+	char c;
+
+	memset(block, 'x', sizeof(block));
+	while (read(cmd, &c, 1) == 1) {
+		if (c == 'w' && write(out, block, sizeof(block)) != (ssize_t)sizeof(block))
+			_exit(1);
+		if (write(ack, &c, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* Have the child write 64 KiB and wait until it has. */
+static bool child_writes(int cmd, int ack)
+{
+	char c = 'w';
+
+	return write(cmd, &c, 1) == 1 && read(ack, &c, 1) == 1;
+}
+
+int main(void)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0 };
+	char dir[] = "pl-test-sweep.XXXXXX", file[64];
+	int cmd[2], ack[2], out, rootfd;
+	uint64_t wb, wc, full;
+	struct pl_tproc *p;
+
+	pl__log_init("test_tracer_sweep", true, 0);
+	/* in the build tree, not /tmp: tmpfs dirties no page it would count */
+	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack)) {
+		perror("setup");
+		return 99;
+	}
+	snprintf(file, sizeof(file), "%s/written", dir);
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	rootfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (out < 0 || rootfd < 0) {
+		perror("open");
+		return 99;
+	}
+	child = fork();
+	if (child == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		child_loop(cmd[0], ack[1], out);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	{ /* the child is asleep on its pipe once it answered once */
+		char c = 'p';
+
+		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+			return 99;
+	}
+	TAP_OK(pl__tprocs_init(&tp, &cfg) == 0 && pl__tprocs_set_root(&tp, rootfd, true) == 0,
+	       "a table on the live /proc, fds kept");
+	TAP_OK(run(false, -1, -1) == 0 && child_rec() != NULL, "the first tick finds the child");
+	TAP_OK(child_rec() && child_rec()->state == 'S', "asleep on its pipe (%c)",
+	       child_rec() ? child_rec()->state : '?');
+	full = tp.full_sweeps;
+
+	TAP_OK(run(false, 1000, 0) == 0 && !child_read() && tp.full_sweeps == full,
+	       "nothing grew: the sleeping child is not read, whatever the counts say");
+	TAP_OK(run(true, 0, 0) == 0 && !child_read() && tp.full_sweeps == full,
+	       "PSI grew, but nobody is blocked and no page was dirtied: not read");
+	TAP_OK(run(true, 1000, 0) == 0 && child_read() && tp.full_sweeps == full + 1,
+	       "more tasks in an I/O wait than the first pass found in D: all read");
+	TAP_OK(run(true, -1, 0) == 0 && child_read() && tp.full_sweeps == full + 2,
+	       "procs_blocked unknown: all read");
+	TAP_OK(run(true, 0, -1) == 0 && child_read() && tp.full_sweeps == full + 3,
+	       "nr_dirtied unknown (a kernel before 2.6.37), naming writers: all read");
+	TAP_OK(run(true, 0, 32 << 10) == 0 && !child_read() && tp.full_sweeps == full + 3,
+	       "32 KiB dirtied by nobody read: under the slack, left to the slices");
+
+	TAP_OK(child_writes(cmd[1], ack[0]), "the child writes 64 KiB and sleeps again");
+	TAP_OK(run(false, 0, 0) == 0 && !child_read(), "no hint: not read at once");
+	/* a GiB: more than any other process read can have written since */
+	TAP_OK(run(true, 0, (int64_t)1 << 30) == 0 && child_read() && tp.full_sweeps == full + 4,
+	       "pages dirtied that the processes read do not account for: all read");
+	p = child_rec();
+	if (p)
+		pl__writes_sum(&p->writes, tick, tick, &wb, &wc);
+	TAP_OK(p && wc >= 65536, "its 64 KiB land in this tick's history for the bully (%llu)",
+	       p ? (unsigned long long)wc : 0ull);
+	if (p && wb > 0) {
+		TAP_OK(run(false, 0, 0) == 0 && child_read(),
+		       "it dirtied pages: read every tick for a while, asleep or not");
+	} else {
+		TAP_SKIP("this file system counts no write_bytes when pages are dirtied");
+	}
+
+	close(cmd[1]);
+	waitpid(child, NULL, 0);
+	TAP_OK(run(true, -1, -1) == 0 && child_rec() == NULL,
+	       "the child's exit is seen when it is read");
+	pl__tprocs_free(&tp);
+	close(rootfd);
+	close(out);
+	unlink(file);
+	rmdir(dir);
+	return tap_done();
+}
