@@ -198,9 +198,11 @@ END {
 		for (k in f) fixed += us[m, f[k]]
 		printf "  model %-6s tick %.0f us = %.0f fixed (system files, output)" \
 		       " + %.2f watched x %.1f us + %.1f others read x %.1f us" \
-		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.2f new pids x %.1f us\n",
+		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.1f pids probed x %.1f us" \
+		       " + %.2f new pids x %.1f us\n",
 		       m, tick[m], fixed, items[m, "watched"], each[m, "watched"],
 		       items[m, "others"], each[m, "others"], items[m, "skipped"], each[m, "skipped"],
-		       items[m, "scan"], each[m, "scan"], items[m, "new_pids"], each[m, "new_pids"]
+		       items[m, "scan"], each[m, "scan"], items[m, "probe"], each[m, "probe"],
+		       items[m, "new_pids"], each[m, "new_pids"]
 	}
 }' "$splits"

@@ -124,6 +124,7 @@ int pl__parse_pid_stat(const char *buf, struct pl_pid_stat *out)
 		case 22: out->starttime_ticks = u; break;
 		case 23: out->vsize_bytes = u; break;
 		case 24: out->rss_pages = v; break;
+		case 38: out->exit_signal = (int)v; break;
 		case 39: out->processor = (int)v; break;
 		case 42:
 			out->blkio_ticks = u;

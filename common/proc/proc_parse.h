@@ -30,6 +30,7 @@ struct pl_pid_stat {
 	uint64_t starttime_ticks; /* field 22: with pid, identifies the process */
 	uint64_t vsize_bytes;   /* field 23 */
 	int64_t rss_pages;      /* field 24 */
+	int exit_signal;        /* field 38: -1 for a thread that is not a leader */
 	int processor;          /* field 39, -1 when absent */
 	uint64_t blkio_ticks;   /* field 42, delayacct_blkio_ticks */
 	bool has_blkio;         /* false on kernels whose stat stops before 42 */

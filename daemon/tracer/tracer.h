@@ -61,6 +61,7 @@ enum pl_tracer_phase {
 	PL_TPHASE_OTHERS,  /* other known processes checked with a read */
 	PL_TPHASE_SKIPPED, /* other known processes kept as they were, no read */
 	PL_TPHASE_SCAN,    /* directory scans; items: scans */
+	PL_TPHASE_PROBE,   /* new pids looked up one by one; items: pids tried */
 	PL_TPHASE_NEW,     /* pids the scan found and read; items: pids */
 	PL_TPHASE_OUTPUT,  /* CSV rows, stall detection and events, flush */
 	PL_TPHASE_N
@@ -86,6 +87,7 @@ struct pl_tracer_stats {
 	uint64_t exits;         /* processes that went away */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
+	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
 	/* --cost-split, over the ticks after the first (which reads every

@@ -12,6 +12,7 @@ const char *pl__tracer_phase_name(enum pl_tracer_phase ph)
 		[PL_TPHASE_STAT] = "stat",           [PL_TPHASE_LOADAVG] = "loadavg",
 		[PL_TPHASE_WATCHED] = "watched",     [PL_TPHASE_OTHERS] = "others",
 		[PL_TPHASE_SKIPPED] = "skipped",     [PL_TPHASE_SCAN] = "scan",
+		[PL_TPHASE_PROBE] = "probe",
 		[PL_TPHASE_NEW] = "new_pids",        [PL_TPHASE_OUTPUT] = "output",
 	};
 

@@ -143,6 +143,8 @@ struct pl_tprocs {
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t full_sweeps;  /* ticks that read the sleeping processes too */
+	uint64_t probes;       /* ticks that looked new pids up instead of a scan */
+	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
 	/* bytes the kernel says were dirtied less those the processes read
 	 * account for (write_bytes is counted as a page is dirtied): above 0,
 	 * some process not read wrote them */

@@ -28,8 +28,10 @@
  * to enter D), and neither can a single-threaded process's io counters (its
  * writes are accounted to itself), so stat and io are skipped. io is read
  * for watched and D-state processes (the CSV) and, to name the bully, for
- * any that may have written. The directory is scanned only when loadavg's
- * last pid says a task was created, and every 50 ticks in any case.
+ * any that may have written. New processes are looked for only when
+ * loadavg's last pid says a task was created: up to PROBE_MAX new pids are
+ * looked up one by one (on a live procfs of this pid namespace), more mean
+ * a directory scan, as does every 50th tick in any case.
  *
  * With a kept fd, a process that exits fails the next read with ESRCH even
  * if its pid is reused; a file opened by path (a recorded tree, or past the
@@ -50,6 +52,7 @@
 
 #define RESCAN_TICKS 50
 #define SLICES 10 /* sleeping processes are re-read every SLICES ticks */
+#define PROBE_MAX 32 /* new pids a tick looked up one by one; more: a scan */
 #define HOT_TICKS 10 /* and those lately in D or dirtying pages every tick */
 #define DIRTY_FLOOR_BYTES ((int64_t)1 << 20)
 /* Pages dirtied by no process read: a writer that exited since its last
@@ -114,6 +117,20 @@ void pl__tprocs_free(struct pl_tprocs *tp)
 	tp->scanfd = -1;
 }
 
+/* Does the root's "self" name this process, i.e. is it a procfs of this
+ * process's pid namespace? */
+static bool self_is(int rootfd, pid_t pid)
+{
+	char link[24], want[24];
+	ssize_t n = readlinkat(rootfd, "self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	return strcmp(link, want) == 0;
+}
+
 int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 {
 	int fd;
@@ -130,6 +147,7 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 	if (fd < 0)
 		return fd;
 	tp->scanfd = fd;
+	tp->own_pid_ns = keep_fds && self_is(rootfd, getpid());
 	return 0;
 }
 
@@ -140,35 +158,45 @@ static bool gone_err(ssize_t n)
 
 /* One per-pid file into the shared buffer: through the kept fd, or opened
  * now and kept while the budget allows, or opened, read and closed. */
+/* Open a per-pid file to keep, while the fd budget allows (else *fdp stays
+ * -1 and the file is opened by path on each read). 0 or -errno. */
+static int keep_open(struct pl_tprocs *tp, const char *rel, int *fdp)
+{
+	int fd;
+
+	if (*fdp >= 0 || !tp->kept || tp->fds_open >= tp->fd_budget)
+		return 0;
+	do
+		fd = openat(tp->rootfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		if (errno != EMFILE && errno != ENFILE)
+			return -errno;
+		tp->fd_budget = tp->fds_open;
+		if (!tp->warned_fds) {
+			tp->warned_fds = true;
+			pl__log_warnx("out of fds after %ld kept /proc files: reopening "
+				      "the rest each tick",
+				      tp->fds_open);
+		}
+		return 0;
+	}
+	*fdp = fd;
+	tp->fds_open++;
+	return 0;
+}
+
 static ssize_t read_pid_file_untimed(struct pl_tprocs *tp, const struct pl_tproc *p, int *fdp,
 				     const char *name)
 {
 	struct pl_procfile pf;
 	char rel[48];
 	ssize_t n;
+	int err;
 
 	snprintf(rel, sizeof(rel), "%d/%s", p->pid, name);
-	if (*fdp < 0 && tp->kept && tp->fds_open < tp->fd_budget) {
-		int fd;
-
-		do
-			fd = openat(tp->rootfd, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		while (fd < 0 && errno == EINTR);
-		if (fd < 0) {
-			if (errno != EMFILE && errno != ENFILE)
-				return -errno;
-			tp->fd_budget = tp->fds_open;
-			if (!tp->warned_fds) {
-				tp->warned_fds = true;
-				pl__log_warnx("out of fds after %ld kept /proc files: reopening "
-					      "the rest each tick",
-					      tp->fds_open);
-			}
-		} else {
-			*fdp = fd;
-			tp->fds_open++;
-		}
-	}
+	if ((err = keep_open(tp, rel, fdp)) < 0)
+		return err;
 	if (*fdp < 0)
 		return pl__procfile_read_once(&tp->scratch, tp->rootfd, rel);
 	pf = tp->scratch;
@@ -523,6 +551,7 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 {
 	struct pl_tproc *p;
 	struct pl_pid_stat st;
+	char rel[48];
 	bool ran;
 	ssize_t n, ss_err;
 	int err;
@@ -533,6 +562,11 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->stat_fd = p->io_fd = p->ss_fd = -1;
+	/* stat is opened first, read after schedstat (see sweep_one): a pid
+	 * that is gone already (most, under churn) costs one failed open */
+	snprintf(rel, sizeof(rel), "%d/stat", pid);
+	if (keep_open(tp, rel, &p->stat_fd) < 0)
+		return 0;
 	ss_err = read_schedstat(tp, p, &ran);
 	n = read_pid_file(tp, p, &p->stat_fd, "stat");
 	tp->stat_reads++;
@@ -541,6 +575,11 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 			tp->read_errors++;
 		close_entry(tp, p);
 		return 0; /* gone already, or not a process */
+	}
+	if (st.exit_signal == -1) {
+		/* a thread, which /proc/TID opens for though it is not listed */
+		close_entry(tp, p);
+		return 0;
 	}
 	if (ss_err == -ENOENT && tp->kept && !tp->no_schedstat) {
 		/* stat is there but schedstat is not: this kernel has none. */
@@ -613,6 +652,49 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 	return -(long)h - 1;
 }
 
+/* A pid found by a scan or a probe: marked seen if known, else added. The
+ * hash must be current (rebuild_hash). 0 or -errno. */
+static int consider(struct pl_tprocs *tp, int pid, uint64_t tick)
+{
+	long at = lookup(tp, pid);
+	int err;
+
+	if (at >= 0) {
+		tp->v[at].seen_tick = tick;
+		return 0;
+	}
+	if (2 * (tp->n + 1) > tp->hcap) {
+		if ((err = rebuild_hash(tp)) < 0)
+			return err;
+		at = lookup(tp, pid);
+	}
+	err = add_timed(tp, pid, tick);
+	if (err > 0)
+		tp->hash[-at - 1] = (int32_t)tp->n;
+	return err < 0 ? err : 0;
+}
+
+/* The pids handed out since the last tick, (from, to], looked up one by one
+ * instead of listing the directory, whose getdents costs ~2 us a process:
+ * under churn most are gone already (one failed open), the others are
+ * added. Threads take pids too, and are refused by add. */
+static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost), new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
+	int err;
+
+	tp->probes++;
+	if ((err = rebuild_hash(tp)) < 0)
+		return err;
+	for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
+		err = consider(tp, (int)pid, tick);
+	if (tp->cost) {
+		pl__tcost_done(tp->cost, PL_TPHASE_PROBE, t0, to - from);
+		tp->cost->ph[PL_TPHASE_PROBE].ns -= tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
+	}
+	return err;
+}
+
 struct dirent64_hdr {
 	uint64_t d_ino;
 	int64_t d_off;
@@ -661,7 +743,6 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 		for (off = 0; off + sizeof(struct dirent64_hdr) <= (size_t)n;) {
 			const struct dirent64_hdr *d = (const void *)(tp->dents + off);
 			int pid;
-			long at;
 
 			if (d->d_reclen == 0)
 				return -EIO;
@@ -669,21 +750,8 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 			pid = parse_pid(d->d_name);
 			if (pid <= 0)
 				continue;
-			at = lookup(tp, pid);
-			if (at >= 0) {
-				tp->v[at].seen_tick = tick;
-				continue;
-			}
-			if (2 * (tp->n + 1) > tp->hcap) {
-				if ((err = rebuild_hash(tp)) < 0)
-					return err;
-				at = lookup(tp, pid);
-			}
-			err = add_timed(tp, pid, tick);
-			if (err < 0)
+			if ((err = consider(tp, pid, tick)) < 0)
 				return err;
-			if (err > 0)
-				tp->hash[-at - 1] = (int32_t)tp->n;
 		}
 	}
 	/* A recorded tree has no kept fds to fail: what is not listed is gone. */
@@ -791,6 +859,19 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 	}
 	need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
 		    last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
+	/* A few new pids, in this process's own pid namespace (loadavg's
+	 * last pid is this namespace's; the root may be another's), in
+	 * order: looked up one by one. Anything else is a scan. */
+	if (need_scan && tp->kept && tp->scan_tick && tp->have_last_pid && tp->own_pid_ns &&
+	    last_pid > tp->last_pid && last_pid - tp->last_pid <= PROBE_MAX &&
+	    tick < tp->scan_tick + RESCAN_TICKS) {
+		int err = probe(tp, tp->last_pid, last_pid, tick);
+
+		tp->last_pid = last_pid;
+		if (err < 0)
+			return err;
+		need_scan = false;
+	}
 	tp->last_pid = last_pid;
 	tp->have_last_pid = last_pid != 0;
 	if (need_scan) {

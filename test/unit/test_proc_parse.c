@@ -31,6 +31,22 @@ static void test_stat(void)
 	TAP_EQ_U64(st.rss_pages, 414, "rss (field 24)");
 	TAP_OK(st.has_blkio, "field 42 present on 6.x");
 	TAP_EQ_U64(st.blkio_ticks, 0, "blkio ticks");
+	TAP_OK(st.exit_signal == 17, "exit_signal (field 38): SIGCHLD for a process (%d)",
+	       st.exit_signal);
+	{
+		char thr[512];
+		const char *in = read_fixture(&pf, "live-6.18/weird/stat");
+		const char *f38 = strrchr(in, ')');
+		int field = 2;
+
+		/* the same line as a thread's: exit_signal -1 */
+		for (; *f38 && field < 38; f38++)
+			field += *f38 == ' ';
+		snprintf(thr, sizeof(thr), "%.*s-1%s", (int)(f38 - in), in, strchr(f38, ' '));
+		TAP_OK(pl__parse_pid_stat(thr, &st) == 0 && st.exit_signal == -1 &&
+		       st.processor >= 0 && st.has_blkio,
+		       "a thread's stat: exit_signal -1, the fields after it still read");
+	}
 
 	TAP_OK(pl__parse_pid_stat(read_fixture(&pf, "old-3.10/stat_41fields"), &st) == 0,
 	       "stat without field 42 parses");

@@ -486,6 +486,7 @@ static void test_cost_split(void)
 	TAP_EQ_U64(st.phase[PL_TPHASE_OTHERS].items, 4, "other processes read");
 	TAP_EQ_U64(st.phase[PL_TPHASE_SKIPPED].items, 0, "a tree skips none");
 	TAP_EQ_U64(st.phase[PL_TPHASE_SCAN].items, 3, "a tree is listed every tick");
+	TAP_EQ_U64(st.probes, 0, "and never probed by pid (its loadavg is not its own)");
 	TAP_EQ_U64(st.phase[PL_TPHASE_NEW].items, 1, "one new pid (dd)");
 	TAP_EQ_U64(st.phase[PL_TPHASE_OUTPUT].items, 3, "output once a tick");
 	TAP_OK(st.phase[PL_TPHASE_WATCHED].reads >= 6 && st.phase[PL_TPHASE_NEW].reads >= 2,

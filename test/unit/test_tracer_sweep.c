@@ -4,9 +4,11 @@
  * when told; the system counters' hints are given by the test, so that each
  * case is decided by the rule and not by what the machine happens to do:
  * the sleeping ones are read as well only when a task may have blocked or
- * written and what the first pass read does not account for it. */
+ * written and what the first pass read does not account for it. And new
+ * processes are looked up by pid, not by listing /proc, when few appeared. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,91 @@ static int run(bool maybe_blocked, int64_t procs_blocked, int64_t dirtied)
 	struct pl_tprocs_hint h = { maybe_blocked, procs_blocked, dirtied };
 
 	return pl__tprocs_tick(&tp, next_tick(), 0, &h);
+}
+
+static uint64_t loadavg_last_pid(void)
+{
+	char buf[128];
+	FILE *f = fopen("/proc/loadavg", "r");
+	const char *sp;
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	sp = strrchr(buf, ' ');
+	return sp ? strtoull(sp + 1, NULL, 10) : 0;
+}
+
+static bool known(int pid)
+{
+	for (size_t i = 0; i < tp.n; i++) {
+		if (tp.v[i].pid == pid)
+			return true;
+	}
+	return false;
+}
+
+static int thread_fds[2]; /* the child's: go (read end), ready (write end) */
+
+/* Says its tid, then waits until the pipe closes. */
+static void *thread_main(void *arg)
+{
+	pid_t tid = gettid();
+	char c;
+
+	if (write(thread_fds[1], &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
+		return NULL;
+	return read(thread_fds[0], &c, 1) < 0 ? NULL : arg;
+}
+
+/* New processes are looked up by pid when loadavg's last pid moved by a few,
+ * and the directory is listed when it jumped; a new thread is no process. */
+static void test_probe(void)
+{
+	struct pl_tprocs_hint h = { false, 0, 0 };
+	int go[2], ready[2], b;
+	uint64_t scans, probes, lp;
+	pthread_t th;
+	pid_t tid = 0;
+
+	if (pipe(go) || pipe(ready))
+		exit(99);
+	lp = loadavg_last_pid();
+	TAP_OK(lp > 0 && pl__tprocs_tick(&tp, next_tick(), lp, &h) == 0, "a tick at last pid %llu",
+	       (unsigned long long)lp);
+	b = fork();
+	if (b == 0) {
+		close(go[1]);
+		close(ready[0]);
+		thread_fds[0] = go[0];
+		thread_fds[1] = ready[1];
+		if (pthread_create(&th, NULL, thread_main, NULL) != 0)
+			_exit(1);
+		pthread_join(th, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	TAP_OK(b > 0 && read(ready[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid) && tid > b,
+	       "a new process with a second thread (%d)", (int)tid);
+	scans = tp.dir_scans;
+	probes = tp.probes;
+	lp = loadavg_last_pid();
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), lp, &h) == 0 && known(b),
+	       "the new process is found");
+	TAP_OK(tp.dir_scans == scans && tp.probes == probes + 1,
+	       "by looking its pid up, without listing /proc (scans %llu, probes %llu)",
+	       (unsigned long long)(tp.dir_scans - scans), (unsigned long long)(tp.probes - probes));
+	TAP_OK(tid > 0 && (uint64_t)tid <= lp && !known(tid),
+	       "its thread, whose pid was probed too, is not taken for a process");
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), lp + 1000, &h) == 0 && tp.dir_scans == scans + 1,
+	       "a jump of 1000 pids: /proc is listed instead");
+	close(go[1]);
+	waitpid(b, NULL, 0);
+	close(ready[0]);
 }
 
 /* Was the child read this tick? A process kept as it was has no io
@@ -152,6 +239,7 @@ int main(void)
 		TAP_SKIP("this file system counts no write_bytes when pages are dirtied");
 	}
 
+	test_probe();
 	close(cmd[1]);
 	waitpid(child, NULL, 0);
 	TAP_OK(run(true, -1, -1) == 0 && child_rec() == NULL,
