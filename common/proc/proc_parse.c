@@ -210,6 +210,36 @@ static const char *next_line(const char *s)
 	return nl ? nl + 1 : s + strlen(s);
 }
 
+/* The 11 counters a block device has (diskstats from its fourth field on,
+ * sysfs stat from its first): f[0] reads ... f[10] weighted io ms. */
+static void set_counters(struct pl_diskstat *out, const uint64_t *f)
+{
+	out->reads = f[0];
+	out->sectors_read = f[2];
+	out->writes = f[4];
+	out->sectors_written = f[6];
+	out->in_flight = f[8];
+	out->io_ms = f[9];
+	out->weighted_io_ms = f[10];
+}
+
+int pl__parse_block_stat(const char *buf, struct pl_diskstat *out)
+{
+	const char *s = buf;
+	uint64_t f[11];
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 11; i++) {
+		s = skip_spaces(s);
+		if (pl__parse_u64(&s, &f[i]) < 0)
+			return -EINVAL;
+		if (*s != ' ' && *s != '\n' && *s != '\0')
+			return -EINVAL;
+	}
+	set_counters(out, f);
+	return 0;
+}
+
 int pl__parse_diskstats_next(const char **cursor, struct pl_diskstat *out)
 {
 	const char *s = *cursor;
@@ -242,13 +272,7 @@ int pl__parse_diskstats_next(const char **cursor, struct pl_diskstat *out)
 		if (s >= line_end || pl__parse_u64(&s, &f[i]) < 0)
 			return -EINVAL;
 	}
-	out->reads = f[3];
-	out->sectors_read = f[5];
-	out->writes = f[7];
-	out->sectors_written = f[9];
-	out->in_flight = f[11];
-	out->io_ms = f[12];
-	out->weighted_io_ms = f[13];
+	set_counters(out, f + 3);
 	return 1;
 }
 

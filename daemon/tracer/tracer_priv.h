@@ -205,6 +205,11 @@ struct pl_tsys {
 	bool have_prev;
 	uint64_t prev_sect[PL_TRACER_MAX_DISKS], prev_busy[PL_TRACER_MAX_DISKS];
 	bool prev_found[PL_TRACER_MAX_DISKS];
+	/* On a live /proc, each disk's /sys/class/block/NAME/stat, kept open:
+	 * one device's counters cost a third of the whole diskstats table.
+	 * Used when every --disk has one; on any failure, diskstats again. */
+	struct pl_procfile disk_stat[PL_TRACER_MAX_DISKS];
+	bool sysfs_disks, sysfs_tried;
 	uint64_t prev_compact, prev_alloc, prev_majflt;
 	uint64_t prev_nr_dirtied; /* UINT64_MAX: not known */
 	long page_bytes;
