@@ -297,6 +297,7 @@ struct pl_tracer {
 	FILE *csv;
 	char *csv_buf;
 	off_t csv_whole; /* the CSV's length after its last whole tick */
+	off_t csv_tick_bytes; /* written in this tick so far */
 	int events_fd;
 	char *events_path;
 
