@@ -106,6 +106,10 @@ cpu_of() {
 	echo "$ss $((st * 1000 / $(getconf CLK_TCK)))"
 }
 last_pid() { awk '{print $5}' /proc/loadavg; }
+# Ticks a tool has written: one SYS row each (both flush every tick). On a
+# loaded machine a tool may run fewer ticks than SECONDS x HZ, so CPU is
+# divided by the ticks each one ran in the window.
+ticks_in() { grep -c ',SYS,' "$1" || true; }
 
 table="$work/table"
 splits="$work/splits"
@@ -121,11 +125,15 @@ for mode in $modes; do
 	sleep 1 # both past their start-up
 	py0=$(cpu_of $py)
 	pl0=$(cpu_of $pl)
+	pyt0=$(ticks_in "$work/py.csv")
+	plt0=$(ticks_in "$work/pl.csv")
 	lp0=$(last_pid)
 	nproc_now=$(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l || true)
 	sleep "$seconds"
 	py1=$(cpu_of $py)
 	pl1=$(cpu_of $pl)
+	pyt1=$(ticks_in "$work/py.csv")
+	plt1=$(ticks_in "$work/pl.csv")
 	lp1=$(last_pid)
 	kill -TERM $pl
 	wait $pl || true
@@ -144,7 +152,8 @@ for mode in $modes; do
 	# pids handed out a second (a wrap of pid_max reads as 0)
 	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds : 0 ))
 	echo "$mode $((py_ns1 - py_ns0)) $((pl_ns1 - pl_ns0)) $((py_ms1 - py_ms0))" \
-	     "$((pl_ms1 - pl_ms0)) $nproc_now $newps ${p99:-0}" >>"$table"
+	     "$((pl_ms1 - pl_ms0)) $nproc_now $newps ${p99:-0} $((pyt1 - pyt0))" \
+	     "$((plt1 - plt0))" >>"$table"
 	sed -n "s/^perflink trace: cost \([a-z_]*\) *\([0-9.]*\) us\/tick, items *\([0-9.]*\)\/tick (\([0-9.]*\) us each), reads *\([0-9.]*\)\/tick (\([0-9.]*\) us in reads)/$mode \1 \2 \3 \4 \5 \6/p" \
 		"$work/pl.err" >>"$splits"
 	sed -n "s/^perflink trace: cost split, us per tick over .*: tick CPU \([0-9.]*\)/$mode tick \1/p" \
@@ -156,14 +165,16 @@ echo "tracer_cost: $hz Hz, $seconds s a mode side by side, disk $disk, $idle idl
      "+ 12 watched; CPU per tick from schedstat"
 awk -v ticks=$((seconds * hz)) '
 BEGIN {
-	printf "  %-6s %6s %8s %14s %16s %7s %9s\n", "mode", "procs", "new/s", "python ms/tick",
-	       "perflink ms/tick", "ratio", "p99 ms"
+	printf "  %-6s %6s %8s %14s %16s %7s %9s %13s\n", "mode", "procs", "new/s", "python ms/tick",
+	       "perflink ms/tick", "ratio", "p99 ms", "ticks py/pl"
 }
 {
-	py = $2 / 1e6 / ticks; pl = $3 / 1e6 / ticks
+	py = $9 > 0 ? $2 / 1e6 / $9 : 0; pl = $10 > 0 ? $3 / 1e6 / $10 : 0
 	target = $1 == "stall" ? 20 : 30
-	printf "  %-6s %6d %8d %14.3f %16.3f %7.1f %9.3f   (target ratio >= %d, p99 < 2; utime+stime %d/%d ms)\n",
-	       $1, $6, $7, py, pl, (pl > 0 ? py / pl : 0), $8, target, $4, $5
+	printf "  %-6s %6d %8d %14.3f %16.3f %7.1f %9.3f %6d/%-6d (target ratio >= %d, p99 < 2; utime+stime %d/%d ms)\n",
+	       $1, $6, $7, py, pl, (pl > 0 ? py / pl : 0), $8, $9, $10, target, $4, $5
+	if ($9 < ticks * 0.9 || $10 < ticks * 0.9)
+		printf "  %-6s a tool ran fewer than 90%% of its %d ticks: the machine is overloaded\n", $1, ticks
 }' "$table"
 
 # The split, wall us per tick (reads: read syscalls a tick), and the cost
