@@ -177,31 +177,51 @@ static void delayacct_setup(struct pl_tracer *t, int rootfd)
 	}
 }
 
-static int open_csv(struct pl_tracer *t)
+int pl__tracer_open_output(const char *path, bool *created)
 {
 	int fd;
 
 	/* O_NOFOLLOW: a symbolic link planted where the file goes (a shared
 	 * directory such as /tmp) must not make the tracer, often root,
-	 * overwrite the file it points to */
+	 * overwrite the file it points to. No O_TRUNC: an output is emptied
+	 * only once every output has opened. */
 	do
-		fd = open(t->cfg.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY |
-					       O_NOFOLLOW, 0644);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+			  0644);
 	while (fd < 0 && errno == EINTR);
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST) {
+		do
+			fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+		while (fd < 0 && errno == EINTR);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static int open_csv(struct pl_tracer *t, bool *created)
+{
+	int fd = pl__tracer_open_output(t->cfg.out_path, created);
+
 	t->csv = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!t->csv) {
-		int err = -errno;
+		int err = fd < 0 ? fd : -errno;
 
 		if (fd >= 0)
 			close(fd);
-		pl__log_warn("cannot write %s", t->cfg.out_path);
+		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
 		return err;
 	}
+	return 0;
+}
+
+static int write_csv_header(struct pl_tracer *t)
+{
 	/* One flush a tick: a crash loses at most the tick in progress. */
 	t->csv_buf = malloc(65536);
 	if (t->csv_buf)
 		setvbuf(t->csv, t->csv_buf, _IOFBF, 65536);
-	if (fputs(pl__tracer_csv_header, t->csv) == EOF || fflush(t->csv) == EOF) {
+	if (pl__truncate_to(fileno(t->csv), 0) < 0 || fputs(pl__tracer_csv_header, t->csv) == EOF ||
+	    fflush(t->csv) == EOF) {
 		int err = -errno;
 
 		pl__log_warn("cannot write %s", t->cfg.out_path);
@@ -339,14 +359,29 @@ static int live_baseline(struct pl_tracer *t, struct pl_tsys_sample *first)
 }
 
 /* The CSV with its header, the events file with its config line. */
+/* Every output is opened before any is written: one that cannot be opened
+ * leaves the others as they were (a file this call created is removed),
+ * not a CSV with a header and no events file. */
 static int open_outputs(struct pl_tracer *t, const struct pl_tsys_sample *first)
 {
+	bool csv_created, events_created;
 	int err;
 
-	if ((err = open_csv(t)) < 0)
+	if ((err = open_csv(t, &csv_created)) < 0)
 		return err;
-	if ((err = pl__tevents_open(t)) < 0)
+	if ((err = pl__tevents_open(t, &events_created)) < 0) {
+		fclose(t->csv);
+		t->csv = NULL;
+		if (csv_created)
+			unlink(t->cfg.out_path);
 		return err;
+	}
+	if ((err = write_csv_header(t)) < 0)
+		return err;
+	if ((err = pl__truncate_to(t->events_fd, 0)) < 0) {
+		pl__log_warnc(-err, "cannot write %s", t->events_path);
+		return err;
+	}
 	return pl__tevents_config(t, (double)pl__wall_ns() / 1e9, (double)pl__mono_ns() / 1e9,
 				  first);
 }

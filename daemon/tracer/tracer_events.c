@@ -28,23 +28,20 @@ static char *derive_path(const char *out)
 	return p;
 }
 
-int pl__tevents_open(struct pl_tracer *t)
+int pl__tevents_open(struct pl_tracer *t, bool *created)
 {
-	int err;
+	int fd;
 
 	t->events_path = t->cfg.events_path ? strdup(t->cfg.events_path)
 					    : derive_path(t->cfg.out_path);
 	if (!t->events_path)
 		return -ENOMEM;
-	do
-		t->events_fd = open(t->events_path, /* a planted link is refused */
-				    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	while (t->events_fd < 0 && errno == EINTR);
-	if (t->events_fd < 0) {
-		err = -errno;
-		pl__log_warn("cannot write %s", t->events_path);
-		return err;
+	fd = pl__tracer_open_output(t->events_path, created);
+	if (fd < 0) {
+		pl__log_warnc(-fd, "cannot write %s", t->events_path);
+		return fd;
 	}
+	t->events_fd = fd;
 	return 0;
 }
 

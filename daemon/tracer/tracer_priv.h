@@ -323,8 +323,13 @@ struct pl_tracer {
 	char line[512];
 };
 
-/* tracer_events.c */
-int pl__tevents_open(struct pl_tracer *t);
+/* Open an output to write, created if absent (*created), not emptied yet;
+ * a symbolic link is refused. An fd or -errno. */
+int pl__tracer_open_output(const char *path, bool *created);
+
+/* tracer_events.c: the events file opened (not emptied: open_outputs
+ * does that once every output is open). */
+int pl__tevents_open(struct pl_tracer *t, bool *created);
 void pl__tevents_close(struct pl_tracer *t);
 /* The first line of the events file and of the log: what this run can see. */
 int pl__tevents_config(struct pl_tracer *t, double wall, double mono,

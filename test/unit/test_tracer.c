@@ -8,6 +8,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tap.h"
@@ -73,21 +74,27 @@ static void test_vmstat(void)
 	TAP_EQ_U64(dd, UINT64_MAX, "a malformed nr_dirtied reads as unknown");
 }
 
+/* The settings the tests use: the tree, the CSV, disk vda, two names. */
+static void tree_config(struct pl_tracer_config *cfg, const char *root, const char *out)
+{
+	pl__tracer_config_init(cfg);
+	free(cfg->proc_root);
+	cfg->proc_root = strdup(root);
+	free(cfg->out_path);
+	cfg->out_path = strdup(out);
+	free(cfg->disks);
+	cfg->disks = strdup("vda");
+	free(cfg->names);
+	cfg->names = strdup("controlsd, loggerd");
+}
+
 static struct pl_tracer *open_tree_split(const char *root, const char *out, bool enable_da,
 					  bool cost_split)
 {
 	struct pl_tracer_config cfg;
 	struct pl_tracer *t = NULL;
 
-	pl__tracer_config_init(&cfg);
-	free(cfg.proc_root);
-	cfg.proc_root = strdup(root);
-	free(cfg.out_path);
-	cfg.out_path = strdup(out);
-	free(cfg.disks);
-	cfg.disks = strdup("vda");
-	free(cfg.names);
-	cfg.names = strdup("controlsd, loggerd");
+	tree_config(&cfg, root, out);
 	cfg.enable_delayacct = enable_da;
 	cfg.cost_split = cost_split;
 	if (pl__tracer_open(&t, &cfg) < 0)
@@ -499,6 +506,37 @@ out:
 	pl__tracer_close(t[1]);
 }
 
+/* An events file that cannot be written: the tracer refuses to start and
+ * leaves no CSV behind, nor empties one that was there. */
+static void test_unwritable_events(void)
+{
+	char root[300], out[300];
+	struct pl_tracer_config cfg;
+	struct pl_tracer *t = NULL;
+	struct stat sb;
+	int err;
+
+	snprintf(root, sizeof(root), "%s/events", base);
+	snprintf(out, sizeof(out), "%s/events.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	for (int pass = 0; pass < 2; pass++) {
+		tree_config(&cfg, root, out);
+		cfg.events_path = strdup("/nonexistent-dir-for-test/events.jsonl");
+		if (pass == 1)
+			tree_put(base, "events.csv", "an earlier run's rows\n");
+		err = pl__tracer_open(&t, &cfg);
+		pl__tracer_config_free(&cfg);
+		TAP_OK(err == -ENOENT && t == NULL, "an unwritable --events: refused (%d)", err);
+		if (pass == 0)
+			TAP_OK(stat(out, &sb) != 0 && errno == ENOENT,
+			       "and no header-only CSV is left behind");
+		else
+			TAP_EQ_STR(tree_slurp(out), "an earlier run's rows\n",
+				   "and a CSV already there is left as it was");
+		pl__tracer_close(t);
+	}
+}
+
 int main(void)
 {
 	snprintf(base, sizeof(base), "/tmp/pl-test-tracer.XXXXXX");
@@ -518,6 +556,7 @@ int main(void)
 	test_planted_links();
 	test_csv_whole_ticks();
 	test_cost_split();
+	test_unwritable_events();
 	tree_rm(base);
 	return tap_done();
 }
