@@ -109,7 +109,7 @@ last_pid() { awk '{print $5}' /proc/loadavg; }
 # Ticks a tool has written: one SYS row each (both flush every tick). On a
 # loaded machine a tool may run fewer ticks than SECONDS x HZ, so CPU is
 # divided by the ticks each one ran in the window.
-ticks_in() { grep -c ',SYS,' "$1" || true; }
+ticks_in() { if [ -f "$1" ]; then grep -c ',SYS,' "$1" || true; else echo 0; fi; }
 
 table="$work/table"
 splits="$work/splits"
@@ -122,7 +122,12 @@ for mode in $modes; do
 	"$perflink" trace --out "$work/pl.csv" --hz $hz --disk "$disk" --cost-split \
 		2>"$work/pl.err" &
 	pl=$!
-	sleep 1 # both past their start-up
+	# both past their start-up: a second, and a first tick written each
+	sleep 1
+	for _ in $(seq 100); do
+		[ "$(ticks_in "$work/py.csv")" -gt 0 ] && [ "$(ticks_in "$work/pl.csv")" -gt 0 ] && break
+		sleep 0.1
+	done
 	py0=$(cpu_of $py)
 	pl0=$(cpu_of $pl)
 	pyt0=$(ticks_in "$work/py.csv")
