@@ -327,11 +327,17 @@ static int init_readers(struct pl_tracer *t)
  * the first one has is looked at here, for the config line. */
 static int first_snapshot(struct pl_tracer *t, struct pl_tsys_sample *first)
 {
+	int err;
+
 	t->snapfd = pl__procdir_open(t->rootfd, "0000");
 	if (t->snapfd < 0) {
-		int err = t->snapfd;
-
+		err = t->snapfd;
 		pl__log_warnc(-err, "%s/0000", t->cfg.proc_root);
+		return err;
+	}
+	if ((err = pl__tsys_check_disks(&t->sys, t->snapfd)) < 0) {
+		close(t->snapfd);
+		t->snapfd = -1;
 		return err;
 	}
 	delayacct_setup(t, t->snapfd);
@@ -349,6 +355,8 @@ static int live_baseline(struct pl_tracer *t, struct pl_tsys_sample *first)
 {
 	int err;
 
+	if ((err = pl__tsys_check_disks(&t->sys, t->rootfd)) < 0)
+		return err;
 	delayacct_setup(t, t->rootfd);
 	if ((err = pl__tprocs_set_root(&t->procs, t->rootfd, t->live)) < 0) {
 		pl__log_warnc(-err, "--proc-root %s", t->cfg.proc_root);

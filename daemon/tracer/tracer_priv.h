@@ -228,6 +228,9 @@ struct pl_tsys {
 bool pl__tsys_maybe_blocked(struct pl_tsys *s, const struct pl_tsys_sample *cur);
 
 int pl__tsys_init(struct pl_tsys *s, const char *disks_csv);
+/* Every --disk against the diskstats under rootfd, naming the disks it has:
+ * none named is -EINVAL; one that is not there is a warning (0). */
+int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd);
 void pl__tsys_free(struct pl_tsys *s);
 /* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);

@@ -387,6 +387,47 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	pl__tcost_done(s->cost, PL_TPHASE_LOADAVG, t0, 1);
 }
 
+int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd)
+{
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	char have[512] = "";
+	bool found[PL_TRACER_MAX_DISKS] = { false };
+	struct pl_diskstat d;
+	const char *cur;
+	size_t len = 0, i;
+	int r;
+
+	if (pl__procfile_read_once(&pf, rootfd, "diskstats") < 0) {
+		pl__procfile_free(&pf);
+		return 0; /* no table to check against: as before */
+	}
+	cur = pf.buf;
+	while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
+		if (r < 0)
+			continue;
+		for (i = 0; i < s->ndisks; i++)
+			found[i] |= strcmp(d.name, s->disks[i]) == 0;
+		if (len < sizeof(have))
+			len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s",
+						len ? ", " : "", d.name);
+	}
+	pl__procfile_free(&pf);
+	if (!s->ndisks) {
+		pl__log_warnx("--disk names no disk; diskstats has: %s", have[0] ? have : "none");
+		return -EINVAL;
+	}
+	/* Said, not refused: the default (sda, the Python tool's) must not stop
+	 * perflinkd on a device whose disk is mmcblk0, and a disk may appear
+	 * later (USB storage). */
+	for (i = 0; i < s->ndisks; i++) {
+		if (!found[i])
+			pl__log_warnx("--disk %s: not in diskstats, which has: %s; its columns "
+				      "read 0 until it appears",
+				      s->disks[i], have[0] ? have : "none");
+	}
+	return 0;
+}
+
 /* Probe "delayacct" forced absent reads as off: delays are not counted. */
 enum pl_delayacct pl__tracer_read_delayacct(int rootfd)
 {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "stderr_capture.h"
 #include "tap.h"
 
 #include <time.h>
@@ -537,6 +538,51 @@ static void test_unwritable_events(void)
 	}
 }
 
+/* Open on root with --disk disks; what it logged in *log. */
+static int open_disks(const char *root, const char *out, const char *disks,
+		      struct pl_tracer **t, const char **log)
+{
+	struct stderr_capture c;
+	struct pl_tracer_config cfg;
+	int err;
+
+	tree_config(&cfg, root, out);
+	free(cfg.disks);
+	cfg.disks = strdup(disks);
+	capture_begin(&c);
+	err = pl__tracer_open(t, &cfg);
+	*log = capture_end(&c);
+	pl__tracer_config_free(&cfg);
+	return err;
+}
+
+/* --disk against what diskstats has: none named is refused, one that is not
+ * there is said; both name the disks there are. */
+static void test_disk_names(void)
+{
+	char root[300], out[300];
+	struct pl_tracer *t = NULL;
+	const char *log;
+	int err;
+
+	snprintf(root, sizeof(root), "%s/disks", base);
+	snprintf(out, sizeof(out), "%s/disks.csv", base);
+	tree_system(root, 1000, 50, 0, 0);
+	err = open_disks(root, out, " , ", &t, &log);
+	TAP_OK(err == -EINVAL && !t, "an empty --disk is refused (%d)", err);
+	TAP_OK(strstr(log, "--disk names no disk; diskstats has: vda, loop0") != NULL,
+	       "naming the disks diskstats has: %s", log);
+	pl__tracer_close(t);
+
+	err = open_disks(root, out, "vda,nosuchdisk", &t, &log);
+	TAP_OK(err == 0 && t, "a disk that is not there: the run goes on (perflinkd's default sda "
+			      "on an mmcblk0 device)");
+	TAP_OK(strstr(log, "--disk nosuchdisk: not in diskstats, which has: vda, loop0") != NULL &&
+	       !strstr(log, "--disk vda"),
+	       "and says so for that one, naming the disks there are: %s", log);
+	pl__tracer_close(t);
+}
+
 int main(void)
 {
 	snprintf(base, sizeof(base), "/tmp/pl-test-tracer.XXXXXX");
@@ -557,6 +603,7 @@ int main(void)
 	test_csv_whole_ticks();
 	test_cost_split();
 	test_unwritable_events();
+	test_disk_names();
 	tree_rm(base);
 	return tap_done();
 }
