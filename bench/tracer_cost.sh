@@ -116,6 +116,7 @@ splits="$work/splits"
 : >"$table"
 for mode in $modes; do
 	start_load "$mode"
+	rm -f "$work/py.csv" "$work/pl.csv" # the last mode's ticks are not this one's
 	sleep 1
 	python3 "$pytracer" --out "$work/py.csv" --hz $hz --disk "$disk" 2>"$work/py.err" &
 	py=$!
