@@ -38,13 +38,18 @@ static void *real_lookup(const char *name, const char *soname)
 	return p;
 }
 
-/* Resolve once into *slot; NULL when nothing after the shim defines it. */
+/* Resolve once into *slot; NULL when nothing after the shim defines it.
+ * While sampling, the soname lookup goes through the shim's own dlsym
+ * (lookup_hooks.c), which answers it with this very hook and puts what it
+ * found into the slot: the slot then wins, or the hook would call itself
+ * (a GL library loaded RTLD_LOCAL, as GStreamer loads its plugins). */
 #define REAL(slot, type, name, soname)                                            \
 	__extension__({                                                           \
 		type f_ = __atomic_load_n(&(slot), __ATOMIC_ACQUIRE);              \
 		if (!f_) {                                                        \
 			void *p_ = real_lookup(name, soname);                     \
-			if (p_) {                                                 \
+			f_ = __atomic_load_n(&(slot), __ATOMIC_ACQUIRE);          \
+			if (!f_ && p_) {                                          \
 				memcpy(&f_, &p_, sizeof(f_));                     \
 				__atomic_store_n(&(slot), f_, __ATOMIC_RELEASE);   \
 			}                                                         \
