@@ -1,9 +1,11 @@
 /* A renderer that does not link its swap library, as glmark2 does not
  * link libGL: it dlopens libtestswap.so (RTLD_LOCAL) and finds
  * eglSwapBuffers there with dlsym (MODE dlsym) or through the library's
- * glXGetProcAddressARB, itself found with dlsym (MODE getproc).
+ * glXGetProcAddressARB, itself found with dlsym (MODE getproc). MODE
+ * plugin: SWAP_LIB is a plugin (gl_plugin.c) whose plugin_swap calls
+ * eglSwapBuffers by symbol, as a GStreamer GL plugin does.
  *
- *   lookup_renderer SECONDS dlsym|getproc SWAP_LIB
+ *   lookup_renderer SECONDS dlsym|getproc|plugin SWAP_LIB
  *
  * Prints "swap_from MODULE frames N fps F": MODULE is the object the
  * swap pointer it got lies in. */
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 	unsigned long frames = 0;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: lookup_renderer SECONDS dlsym|getproc SWAP_LIB\n");
+		fprintf(stderr, "usage: lookup_renderer SECONDS dlsym|getproc|plugin SWAP_LIB\n");
 		return 2;
 	}
 	lib = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "dlsym") == 0) {
 		p = dlsym(lib, "eglSwapBuffers");
+	} else if (strcmp(argv[2], "plugin") == 0) {
+		p = dlsym(lib, "plugin_swap");
 	} else {
 		get_proc_fn get_proc;
 		void (*f)(void);
@@ -59,7 +63,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!p) {
-		fprintf(stderr, "lookup_renderer: no eglSwapBuffers\n");
+		fprintf(stderr, "lookup_renderer: no swap function\n");
 		return 1;
 	}
 	memcpy(&swap, &p, sizeof(swap));

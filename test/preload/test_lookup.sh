@@ -7,10 +7,14 @@
 # - dormant, the same lookups give the library's own function;
 # - lookups that depend on the caller keep their meaning through the
 #   shim: RTLD_NEXT from an interposer preloaded after it, RTLD_DEFAULT
-#   from a library dlopened RTLD_LOCAL (test/preload/lookup_scope.c).
+#   from a library dlopened RTLD_LOCAL (test/preload/lookup_scope.c);
+# - a GL plugin loaded RTLD_LOCAL with its libEGL.so.1 and calling
+#   eglSwapBuffers by symbol (test/preload/gl_plugin.c) reaches the
+#   shim's hook, which finds the real swap by soname: counted, and the
+#   hook does not call itself.
 #
-#   test_lookup.sh PRELOAD_LIB LOOKUP_RENDERER SWAP_LIB LOOKUP_SCOPE LIBLOOKUPA NEXT_LIB
-lib=$1 renderer=$2 swap_lib=$3 scope=$4 liba=$5 next_lib=$6
+#   test_lookup.sh PRELOAD_LIB LOOKUP_RENDERER SWAP_LIB LOOKUP_SCOPE LIBLOOKUPA NEXT_LIB GL_PLUGIN
+lib=$1 renderer=$2 swap_lib=$3 scope=$4 liba=$5 next_lib=$6 gl_plugin=$7
 . "$(dirname "$0")/tap_lib.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-lookup.XXXXXX") || exit 1
@@ -38,6 +42,21 @@ for mode in dlsym getproc; do
 	check "$mode, sampling: frames counted, render_stats fps ${seen:-none} against the program's ${fps:-none}" \
 		awk -v a="${seen:-0}" -v b="${fps:-0}" 'BEGIN { exit !(b > 0 && a > b * 0.75 && a < b * 1.25) }'
 done
+
+# sampling from the first swap: the hook's first lookup of the real
+# function is made while the shim's dlsym answers swap names
+LD_PRELOAD=$lib PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=200 PERFLINK_SAMPLE_WINDOW=60 \
+PERFLINK_SAMPLE_OUT="$dir/plugin.txt" "$renderer" 7 plugin "$gl_plugin" >"$dir/plugin.out" 2>"$dir/plugin.err"
+rc=$?
+check "plugin, sampling: status 0 ($rc), frames swapped, no message ($(cat "$dir/plugin.err"))" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^swap_from libplglplugin.so frames [1-9]' '$dir/plugin.out' && [ ! -s '$dir/plugin.err' ]"
+fps=$(sed -n 's/.* fps \([0-9.]*\)$/\1/p' "$dir/plugin.out")
+seen=$(sed -n 's/^render_stats fps=\([0-9.]*\) .*/\1/p' "$dir/plugin.txt" 2>/dev/null | tail -n 1)
+check "plugin, sampling: the hook's swaps counted, render_stats fps ${seen:-none} against the program's ${fps:-none}" \
+	awk -v a="${seen:-0}" -v b="${fps:-0}" 'BEGIN { exit !(b > 0 && a > b * 0.75 && a < b * 1.25) }'
+LD_PRELOAD=$lib "$renderer" 1 plugin "$gl_plugin" >"$dir/plugin.dormant" 2>&1
+check "plugin, dormant: frames swapped ($(cat "$dir/plugin.dormant"))" \
+	grep -q '^swap_from libplglplugin.so frames [1-9]' "$dir/plugin.dormant"
 
 LD_PRELOAD="$lib $next_lib" PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_OUT="$dir/scope.txt" \
 	timeout -s KILL 30 "$scope" "$liba" >"$dir/scope.out" 2>&1
