@@ -17,7 +17,9 @@
  * RTLD_DEFAULT are never answered by the shim: RTLD_DEFAULT already finds
  * the shim's exported hooks. musl's dlsym takes the caller's address too
  * and has no dlvsym to find the real one: no hook there. */
+#include "real_symbol.h"
 #include "sampler.h"
+#include "stand_in.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -25,7 +27,6 @@
 #define PL_EXPORT __attribute__((visibility("default")))
 #define TAIL_FORWARD __attribute__((optimize("optimize-sibling-calls")))
 
-typedef void *(*pl_dlsym_fn)(void *, const char *);
 typedef void (*pl_proc_fn)(void);
 typedef pl_proc_fn (*pl_get_proc_fn)(const unsigned char *);
 typedef void *(*pl_egl_get_proc_fn)(const char *);
@@ -35,28 +36,6 @@ PL_EXPORT pl_proc_fn glXGetProcAddress(const unsigned char *name);
 PL_EXPORT pl_proc_fn glXGetProcAddressARB(const unsigned char *name);
 PL_EXPORT void *eglGetProcAddress(const char *name);
 
-static pl_dlsym_fn real_dlsym_fn;
-
-/* The C library's dlsym, by version: GLIBC_2.34 where it moved into libc,
- * else each port's first version (x86-64, AArch64, ARM, i386/MIPS). */
-static pl_dlsym_fn real_dlsym(void)
-{
-	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17",
-						"GLIBC_2.4", "GLIBC_2.0" };
-	pl_dlsym_fn f = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
-	size_t i;
-	void *p;
-
-	for (i = 0; !f && i < sizeof(versions) / sizeof(versions[0]); i++) {
-		p = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-		if (p) {
-			memcpy(&f, &p, sizeof(f)); /* POSIX: a function's address fits */
-			__atomic_store_n(&real_dlsym_fn, f, __ATOMIC_RELEASE);
-		}
-	}
-	return f;
-}
-
 static bool answering(void)
 {
 	return __atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED) != 0;
@@ -65,95 +44,55 @@ static bool answering(void)
 /* The hook for a swap function the lookup found, or what it found. */
 static void *answer(const char *name, void *found)
 {
-	void *hook = found && answering() ? pl__swap_hook_for(name, found) : NULL;
+	const struct pl_stand_in *s = found && answering() ? pl__swap_stand_in(name) : NULL;
 
-	return hook ? hook : found;
+	return s ? pl__stand_in_take(s, found) : found;
 }
 
+/* What the GetProcAddress stand-ins forward to. */
 static void *real_glx_get_proc, *real_glx_get_proc_arb, *real_egl_get_proc;
 
 /* The GetProcAddress functions are themselves looked up with dlsym
- * (libepoxy, glmark2): the shim's stand-in, forwarding to what was found.
- * NULL when name is none of them. */
-static void *get_proc_hook_for(const char *name, void *found)
+ * (libepoxy, glmark2): the shim's stand-ins, forwarding to what was found. */
+static const struct pl_stand_in *get_proc_stand_in(const char *name)
 {
 	typedef void (*any_fn)(void);
-	static const struct {
-		const char *name;
-		void **slot;
-		any_fn hook;
-	} procs[] = {
+	static const struct pl_stand_in procs[] = {
 		{ "glXGetProcAddress", &real_glx_get_proc, (any_fn)glXGetProcAddress },
 		{ "glXGetProcAddressARB", &real_glx_get_proc_arb, (any_fn)glXGetProcAddressARB },
 		{ "eglGetProcAddress", &real_egl_get_proc, (any_fn)eglGetProcAddress },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
-		void *none = NULL, *hook;
-
-		if (strcmp(name, procs[i].name) != 0)
-			continue;
-		memcpy(&hook, &procs[i].hook, sizeof(hook)); /* POSIX: a function's address fits */
-		if (found && found != hook)
-			__atomic_compare_exchange_n(procs[i].slot, &none, found, false,
-						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-		return hook;
-	}
-	return NULL;
+	return pl__stand_in_named(procs, sizeof(procs) / sizeof(procs[0]), name);
 }
 
-static bool is_answered(const char *name)
+/* The lookup of a name the shim stands in for: the stand-in, once the C
+ * library's lookup found the real one. */
+static void *stand_in_lookup(void *handle, const char *name, const struct pl_stand_in *s)
 {
-	return pl__swap_hook_for(name, NULL) || get_proc_hook_for(name, NULL);
-}
+	void *found = pl__dlsym_unanswered(handle, name);
 
-static void *swap_lookup(void *handle, const char *name)
-{
-	pl_dlsym_fn f = real_dlsym();
-	void *found = f ? f(handle, name) : NULL, *hook;
-
-	if (!found)
-		return NULL;
-	hook = get_proc_hook_for(name, found);
-	return hook ? hook : answer(name, found);
+	return found ? pl__stand_in_take(s, found) : NULL;
 }
 
 TAIL_FORWARD PL_EXPORT void *dlsym(void *handle, const char *name)
 {
+	const struct pl_stand_in *s;
 	pl_dlsym_fn f;
 
 	if (__builtin_expect(answering(), 0) && handle != RTLD_NEXT && handle != RTLD_DEFAULT &&
-	    is_answered(name)) /* name: non-null, as glibc declares it */
-		return swap_lookup(handle, name);
-	f = real_dlsym();
+	    /* name: non-null, as glibc declares it */
+	    ((s = pl__swap_stand_in(name)) != NULL || (s = get_proc_stand_in(name)) != NULL))
+		return stand_in_lookup(handle, name, s);
+	f = pl__libc_dlsym();
 	if (!f)
 		return NULL; /* no C library dlsym: cannot happen on glibc */
 	return f(handle, name); /* a jump: the caller's return address stays */
 }
 
-/* The real GetProcAddress functions, as the swap hooks find theirs. */
-static void *real_proc_lookup(void **slot, const char *name, const char *soname)
-{
-	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	pl_dlsym_fn f;
-	void *h;
-
-	if (p || !(f = real_dlsym()))
-		return p;
-	p = f(RTLD_NEXT, name);
-	if (!p && (h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-		p = f(h, name);
-		dlclose(h); /* RTLD_NOLOAD took a reference of its own */
-	}
-	if (p)
-		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
-	return p;
-}
-
 static pl_proc_fn glx_get_proc(void **slot, const char *fn_name, const unsigned char *name)
 {
-	void *p = real_proc_lookup(slot, fn_name, "libGL.so.1");
+	void *p = pl__real_symbol(slot, fn_name, "libGL.so.1");
 	pl_get_proc_fn f;
 	pl_proc_fn r;
 	void *found, *a;
@@ -182,7 +121,7 @@ PL_EXPORT pl_proc_fn glXGetProcAddressARB(const unsigned char *name)
 
 PL_EXPORT void *eglGetProcAddress(const char *name)
 {
-	void *p = real_proc_lookup(&real_egl_get_proc, "eglGetProcAddress", "libEGL.so.1");
+	void *p = pl__real_symbol(&real_egl_get_proc, "eglGetProcAddress", "libEGL.so.1");
 	pl_egl_get_proc_fn f;
 	void *found;
 

@@ -1,5 +1,6 @@
 /* Lazy, recursion-safe resolution of the functions the hooks forward to. */
 #include "real.h"
+#include "real_symbol.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,9 +32,9 @@ static pl_any_fn lookup(const char *name, const char *alt, pl_any_fn fallback, i
 	if (resolving)
 		return fallback;
 	resolving = 1;
-	p = dlsym(RTLD_NEXT, name);
+	p = pl__dlsym_unanswered(RTLD_NEXT, name);
 	if (!p && alt)
-		p = dlsym(RTLD_NEXT, alt);
+		p = pl__dlsym_unanswered(RTLD_NEXT, alt);
 	resolving = 0;
 	/* POSIX guarantees a void * from dlsym holds a function's address */
 	if (p)

@@ -9,9 +9,10 @@
  * stand in for EGL's and GLX's so that no EGL or X headers are needed:
  * EGLBoolean and EGLint are 32-bit, handles are pointers, a GLXDrawable
  * is an XID (unsigned long). */
+#include "real_symbol.h"
 #include "sampler.h"
+#include "stand_in.h"
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -23,37 +24,15 @@ typedef pl_egl_bool (*pl_egl_swap_fn)(void *, void *);
 typedef pl_egl_bool (*pl_egl_swap_damage_fn)(void *, void *, pl_egl_int *, pl_egl_int);
 typedef void (*pl_glx_swap_fn)(void *, unsigned long);
 
-static void *real_lookup(const char *name, const char *soname)
-{
-	void *p = dlsym(RTLD_NEXT, name);
-	void *h;
-
-	if (p)
-		return p;
-	h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	p = dlsym(h, name);
-	dlclose(h); /* RTLD_NOLOAD took a reference of its own */
-	return p;
-}
-
-/* Resolve once into *slot; NULL when nothing after the shim defines it.
- * While sampling, the soname lookup goes through the shim's own dlsym
- * (lookup_hooks.c), which answers it with this very hook and puts what it
- * found into the slot: the slot then wins, or the hook would call itself
- * (a GL library loaded RTLD_LOCAL, as GStreamer loads its plugins). */
+/* The real function, resolved once into slot (real_symbol.h); NULL when
+ * nothing after the shim defines it. */
 #define REAL(slot, type, name, soname)                                            \
 	__extension__({                                                           \
-		type f_ = __atomic_load_n(&(slot), __ATOMIC_ACQUIRE);              \
-		if (!f_) {                                                        \
-			void *p_ = real_lookup(name, soname);                     \
-			f_ = __atomic_load_n(&(slot), __ATOMIC_ACQUIRE);          \
-			if (!f_ && p_) {                                          \
-				memcpy(&f_, &p_, sizeof(f_));                     \
-				__atomic_store_n(&(slot), f_, __ATOMIC_RELEASE);   \
-			}                                                         \
-		}                                                                 \
+		void *p_ = __atomic_load_n(&(slot), __ATOMIC_ACQUIRE);             \
+		type f_;                                                          \
+		if (!p_)                                                          \
+			p_ = pl__real_symbol(&(slot), name, soname);              \
+		memcpy(&f_, &p_, sizeof(f_)); /* POSIX: a function's address fits */ \
 		f_;                                                               \
 	})
 
@@ -65,9 +44,9 @@ PL_EXPORT pl_egl_bool eglSwapBuffersWithDamageEXT(void *dpy, void *surface, pl_e
 						   pl_egl_int n);
 PL_EXPORT void glXSwapBuffers(void *dpy, unsigned long drawable);
 
-static pl_egl_swap_fn real_egl_swap;
-static pl_egl_swap_damage_fn real_egl_swap_khr, real_egl_swap_ext;
-static pl_glx_swap_fn real_glx_swap;
+/* What each forwards to (pl__real_symbol, or a program's own lookup:
+ * stand_in.h). */
+static void *real_egl_swap, *real_egl_swap_khr, *real_egl_swap_ext, *real_glx_swap;
 
 #define ACTIVE() __builtin_expect(__atomic_load_n(&pl__sampler_on, __ATOMIC_RELAXED), 0)
 
@@ -133,36 +112,18 @@ PL_EXPORT void glXSwapBuffers(void *dpy, unsigned long drawable)
 }
 
 /* A program that looks a swap function up itself (lookup_hooks.c) gets
- * the hook; what its lookup found becomes the function the hook forwards
- * to, unless one was found already. The shim's own hook, found through a
- * handle whose scope holds the shim, is never taken for the real one. */
-void *pl__swap_hook_for(const char *name, void *found)
+ * the hook. */
+const struct pl_stand_in *pl__swap_stand_in(const char *name)
 {
 	typedef void (*any_fn)(void);
-	static const struct {
-		const char *name;
-		void **slot;
-		any_fn hook;
-	} swaps[] = {
-		{ "eglSwapBuffers", (void **)&real_egl_swap, (any_fn)eglSwapBuffers },
-		{ "eglSwapBuffersWithDamageKHR", (void **)&real_egl_swap_khr,
+	static const struct pl_stand_in swaps[] = {
+		{ "eglSwapBuffers", &real_egl_swap, (any_fn)eglSwapBuffers },
+		{ "eglSwapBuffersWithDamageKHR", &real_egl_swap_khr,
 		  (any_fn)eglSwapBuffersWithDamageKHR },
-		{ "eglSwapBuffersWithDamageEXT", (void **)&real_egl_swap_ext,
+		{ "eglSwapBuffersWithDamageEXT", &real_egl_swap_ext,
 		  (any_fn)eglSwapBuffersWithDamageEXT },
-		{ "glXSwapBuffers", (void **)&real_glx_swap, (any_fn)glXSwapBuffers },
+		{ "glXSwapBuffers", &real_glx_swap, (any_fn)glXSwapBuffers },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++) {
-		void *none = NULL, *hook;
-
-		if (strcmp(name, swaps[i].name) != 0)
-			continue;
-		memcpy(&hook, &swaps[i].hook, sizeof(hook)); /* POSIX: a function's address fits */
-		if (found && found != hook)
-			__atomic_compare_exchange_n(swaps[i].slot, &none, found, false,
-						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-		return hook;
-	}
-	return NULL;
+	return pl__stand_in_named(swaps, sizeof(swaps) / sizeof(swaps[0]), name);
 }

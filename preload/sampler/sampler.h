@@ -49,10 +49,10 @@ void pl__sampler_set_on(bool on);
 void pl__sampler_swap_enter(void);
 void pl__sampler_swap_exit(void);
 
-/* sampler_hooks.c: the hook that stands in for the swap function name,
- * or NULL when name is none; found (not NULL, not the hook) becomes the
- * function the hook forwards to, unless it has one already. */
-void *pl__swap_hook_for(const char *name, void *found);
+/* sampler_hooks.c: the stand-in (../stand_in.h) for the swap function
+ * name, or NULL when name is none. */
+struct pl_stand_in;
+const struct pl_stand_in *pl__swap_stand_in(const char *name);
 
 /* The render thread's tid, 0 while unknown. */
 pid_t pl__render_tid(void);
