@@ -160,12 +160,11 @@ struct pl_module_text {
 bool pl__modules_text_of(uintptr_t pc, struct pl_module_text *out);
 /* Whether [addr, addr + len) lies in one readable segment of a module. */
 bool pl__modules_readable(uintptr_t addr, size_t len);
-/* The table changed since the last call (a library came or went). */
-bool pl__modules_changed(void);
 /* "module+offset" for pc in a module unloaded since it was seen (the last
  * 64 kept); false when pc was in none. */
 bool pl__modules_gone_name(uintptr_t pc, char *out, size_t cap);
-/* Bumped each time the table changes: for a second reader of the news. */
+/* Bumped each time the table changes (a library came or went); each
+ * reader keeps the value it last saw. */
 unsigned long pl__modules_generation(void);
 /* Whether pc is in an anonymous executable mapping (a JIT's code) as last
  * read; a pc found in none asks for the next refresh. */

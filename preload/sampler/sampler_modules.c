@@ -51,7 +51,7 @@ static int n_texts, n_prev_texts;
 static struct text gone[MAX_GONE]; /* a ring, newest at gone_next - 1 */
 static unsigned gone_next;
 static int n_segs;
-static bool table_built, table_changed;
+static bool table_built;
 static unsigned long generation;
 static unsigned long long seen_adds, seen_subs;
 
@@ -156,7 +156,6 @@ static void rebuild(void)
 	note_gone();
 	sort_segments();
 	table_built = true;
-	table_changed = true;
 	generation++;
 }
 
@@ -221,14 +220,6 @@ bool pl__modules_readable(uintptr_t addr, size_t len)
 	const struct segment *s = segment_of(addr);
 
 	return s && s->readable && len <= s->hi - addr;
-}
-
-bool pl__modules_changed(void)
-{
-	bool c = table_changed;
-
-	table_changed = false;
-	return c;
 }
 
 bool pl__modules_gone_name(uintptr_t pc, char *out, size_t cap)

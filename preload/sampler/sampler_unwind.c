@@ -195,6 +195,9 @@ static bool is_code(uintptr_t pc)
 	return pl__modules_text_of(pc, &text) || pl__modules_anon_exec(pc);
 }
 
+/* The module table's generation libunwind's caches were filled under. */
+static unsigned long cached_generation;
+
 void pl__unwind(const struct pl_raw_sample *raw, struct pl_stack_sample *out)
 {
 	struct walk w = { raw, false };
@@ -206,8 +209,10 @@ void pl__unwind(const struct pl_raw_sample *raw, struct pl_stack_sample *out)
 	out->idle = raw->idle;
 	out->cut_short = 1;
 	out->ip[n++] = pl__regs_pc(raw->regs);
-	if (pl__modules_changed())
+	if (pl__modules_generation() != cached_generation) {
+		cached_generation = pl__modules_generation();
 		unw_flush_cache(space, 0, 0);
+	}
 	if (raw->stack_unknown || unw_init_remote(&c, space, &w) < 0)
 		goto done;
 	while (n < PL_STACK_DEPTH && (step = unw_step(&c)) > 0) {

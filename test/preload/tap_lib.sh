@@ -6,3 +6,19 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
 check() { what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 tap_end() { echo "1..$n"; exit $fail; }
+
+# The sampler's shell tests: a scratch folder in $dir, removed at exit (a
+# test with more to clean up sets its own trap afterwards), and no shim
+# or sampler setting inherited from the caller, so that only the commands
+# that set them get them.
+#   tmp_dir NAME
+# (tcp_link_lib.sh, for the TCP tests, has its own scratch_dir in $d.)
+tmp_dir() {
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-$1.XXXXXX") || exit 1
+	trap 'rm -rf "$dir"' EXIT
+}
+shim_free_env() {
+	unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ \
+		PERFLINK_SAMPLE_THREAD PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW \
+		PERFLINK_SAMPLE_MAX_BYTES
+}

@@ -17,10 +17,8 @@
 lib=$1 renderer=$2 swap_lib=$3 scope=$4 liba=$5 next_lib=$6 gl_plugin=$7
 . "$(dirname "$0")/tap_lib.sh"
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-lookup.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
-	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+tmp_dir lookup
+shim_free_env
 
 for mode in dlsym getproc; do
 	LD_PRELOAD=$lib "$renderer" 1 $mode "$swap_lib" >"$dir/$mode.dormant" 2>&1

@@ -11,10 +11,8 @@
 lib=$1 prog=$2 stripped=$3
 . "$(dirname "$0")/tap_lib.sh"
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-cxx.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
-	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+tmp_dir cxx
+shim_free_env
 
 LD_PRELOAD=$lib PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=500 PERFLINK_SAMPLE_WINDOW=60 \
 PERFLINK_SAMPLE_OUT="$dir/report.txt" "$prog" 2 "$stripped" >"$dir/out" 2>"$dir/err"

@@ -17,7 +17,7 @@ for p in Xvfb glmark2; do
 		tap_end
 	fi
 done
-dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-glmark2.XXXXXX") || exit 1
+tmp_dir glmark2
 Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$dir/display" >/dev/null 2>&1 &
 xvfb=$!
 trap 'kill $xvfb 2>/dev/null; rm -rf "$dir"' EXIT
@@ -25,8 +25,7 @@ i=0
 while [ ! -s "$dir/display" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 DISPLAY=:$(head -n 1 "$dir/display")
 export DISPLAY
-unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
-	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+shim_free_env
 bench="-b build:duration=20"
 
 timeout -s KILL 120 glmark2 $bench >"$dir/bare.out" 2>&1

@@ -15,10 +15,8 @@ if ! command -v timeout >/dev/null 2>&1; then
 	echo "1..0 # SKIP timeout (coreutils) is not installed"
 	exit 0
 fi
-dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-soak.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
-	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+tmp_dir soak
+shim_free_env
 
 bad=""
 case $(uname -m) in x86_64) bad=--bad-frames ;; esac

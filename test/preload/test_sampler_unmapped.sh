@@ -9,10 +9,8 @@
 lib=$1 prog=$2 unmapped_lib=$3
 . "$(dirname "$0")/tap_lib.sh"
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/pl-unmapped.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-unset LD_PRELOAD PERFLINK_SAMPLE PERFLINK_SAMPLE_OUT PERFLINK_SAMPLE_HZ PERFLINK_SAMPLE_THREAD \
-	PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW PERFLINK_SAMPLE_MAX_BYTES
+tmp_dir unmapped
+shim_free_env
 
 "$prog" 1 "$unmapped_lib" >"$dir/bare.out" 2>&1
 check "bare: the program runs and exits 0" [ $? -eq 0 ]
