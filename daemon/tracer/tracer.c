@@ -462,12 +462,16 @@ static int next_snapshot(struct pl_tracer *t, double *wall, double *mono)
 	return pl__tprocs_set_root(&t->procs, fd, false);
 }
 
+/* The Python tool's rule: only rows that carry signal (writing, blocked,
+ * or in D). */
 static bool wants_row(const struct pl_tproc *p)
 {
-	if (!p->stat_now || !p->io_now || (p->label < 0 && p->state != 'D'))
+	const struct pl_csv_base *b = &p->csv;
+
+	if (!b->now)
 		return false;
-	return (double)p->d_wchar / 1024.0 > 4 || (double)p->d_wbytes / 1024.0 > 4 ||
-	       p->d_blk_ms > 5 || p->state == 'D';
+	return (double)b->d_wchar / 1024.0 > 4 || (double)b->d_wbytes / 1024.0 > 4 ||
+	       b->d_blk_ms > 5 || p->state == 'D';
 }
 
 static int cmp_pid(const void *a, const void *b, void *ctx)
@@ -523,9 +527,9 @@ static int write_rows(struct pl_tracer *t, double wall, double mono,
 		row.label = p->label >= 0 ? t->watch[p->label] : p->comm;
 		row.pid = p->pid;
 		row.state = p->state;
-		row.d_wchar_kb = (double)p->d_wchar / 1024.0;
-		row.d_wbytes_kb = (double)p->d_wbytes / 1024.0;
-		row.d_blkio_ms = p->d_blk_ms;
+		row.d_wchar_kb = (double)p->csv.d_wchar / 1024.0;
+		row.d_wbytes_kb = (double)p->csv.d_wbytes / 1024.0;
+		row.d_blkio_ms = p->csv.d_blk_ms;
 		if ((err = write_line(t, pl__csv_format_row(t->line, sizeof(t->line), &row))) < 0)
 			return err;
 		t->rows++;
@@ -596,6 +600,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 		return err;
 	}
 	t_out = pl__tcost_now(t->procs.cost);
+	pl__tbaseline_tick(&t->procs);
 	if ((err = write_rows(t, wall, mono, &s)) < 0) {
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
 		csv_back_to_whole(t);

@@ -62,6 +62,16 @@ static inline void pl__tcost_done(struct pl_tcost *c, enum pl_tracer_phase ph, u
 	}
 }
 
+/* A process's CSV deltas, against the Python tool's baseline
+ * (tracer_baseline.c). */
+struct pl_csv_base {
+	bool have;             /* a baseline is kept */
+	uint64_t wchar, wbytes, blkio_ticks; /* as of the last sample used */
+	bool now;              /* this tick's sample is one Python uses */
+	int64_t d_wchar, d_wbytes; /* bytes since the baseline */
+	double d_blk_ms;       /* the kernel's block-I/O delay since it, as is */
+};
+
 /* One process (thread group leader) seen under the proc root. The record is
  * keyed by pid and starttime: a pid that comes back with another starttime
  * is another process and starts fresh. */
@@ -105,6 +115,7 @@ struct pl_tproc {
 	 * in the bully history (the CSV keeps the kernel's numbers). */
 	uint64_t reap_wbytes, reap_wchar, reap_tick;
 
+	struct pl_csv_base csv;        /* the CSV row's deltas */
 	struct pl_writes writes;       /* per-tick write history for the bully */
 	struct pl_stall_victim victim; /* used when watched */
 };
@@ -137,6 +148,9 @@ struct pl_tprocs {
 	uint64_t last_pid, scan_tick;
 	bool have_last_pid;
 	struct pl_writes_gone gone; /* recent writers that exited */
+	/* pids given a CSV baseline since the last prune, dead ones included,
+	 * as the Python tool's map counts them */
+	uint64_t csv_bases;
 	/* counters for pl_tracer_stats */
 	uint64_t read_errors, io_denied, pid_reuses, exits;
 	uint64_t implausible_blkio; /* deltas no process could have had (ignored) */
@@ -175,6 +189,9 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds);
  * the sleeping ones are re-read too. */
 int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		    const struct pl_tprocs_hint *hint);
+/* After a tick: each process's CSV deltas against the baseline the Python
+ * tool keeps (tracer_baseline.c). */
+void pl__tbaseline_tick(struct pl_tprocs *tp);
 /* Match comm against the watch list as the Python tool does: the first name
  * that is a substring of comm, or -1. */
 int pl__tracer_match(const char *const *watch, size_t nwatch, const char *comm);

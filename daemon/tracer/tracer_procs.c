@@ -274,6 +274,7 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	p->blkio_ticks = st->blkio_ticks;
 	p->has_blkio = st->has_blkio;
 	p->reap_wbytes = p->reap_wchar = 0;
+	memset(&p->csv, 0, sizeof(p->csv)); /* another process: no baseline */
 	p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
 	p->io_tick = 0;
 	p->io_denied = false;

@@ -196,10 +196,12 @@ static void test_deltas_and_reuse(void)
 		   "then deltas against the new process");
 	/* A process one second old whose block-I/O delay jumps by more than
 	 * the uptime: what the kernel reports for a wait that was in progress
-	 * when kernel.task_delayacct was switched on. Not a stall, no row. */
+	 * when kernel.task_delayacct was switched on. The CSV says what the
+	 * kernel said, as the Python tool's does. */
 	{
 		struct timespec now;
 		unsigned long long born;
+		char want[128];
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		born = (unsigned long long)now.tv_sec * 100 - 100;
@@ -209,13 +211,65 @@ static void test_deltas_and_reuse(void)
 		lines = count_lines(out);
 		tree_stat(root, 400, "controlsd", 'S', 1, born, (unsigned long long)now.tv_sec * 100);
 		TAP_OK(pl__tracer_tick(t) == 0, "tick 6");
-		TAP_OK(strstr(rows_after(out, lines), "controlsd,400") == NULL,
-		       "a delay longer than the process's life is ignored (%s)",
+		snprintf(want, sizeof(want), "controlsd,400,S,0,0,%llu0,0,0,",
+			 (unsigned long long)now.tv_sec * 100);
+		TAP_OK(strstr(rows_after(out, lines), want) != NULL,
+		       "a delay longer than the process's life is in the CSV as is (%s)",
 		       rows_after(out, lines));
 	}
 	pl__tracer_get_stats(t, &st);
 	TAP_EQ_U64(st.pid_reuses, 1, "pid reuse counted");
 	TAP_EQ_U64(st.ticks, 6, "six ticks");
+	pl__tracer_close(t);
+}
+
+/* A case's tree and CSV under base, the tree with its system files. */
+static void case_paths(const char *name, char *root, char *out, size_t cap)
+{
+	snprintf(root, cap, "%s/%s", base, name);
+	snprintf(out, cap, "%s/%s.csv", base, name);
+	tree_system(root, 1000, 50, 0, 0);
+}
+
+/* pid 789 "fsync-loop" in state with these counters (kB), one tick: the
+ * tick's rows, or "" when the tick failed. */
+static const char *fsync_loop_tick(struct pl_tracer *t, const char *root, const char *out,
+				   char state, unsigned long long blkio, unsigned long long wchar_kb,
+				   unsigned long long wbytes_kb)
+{
+	int lines = count_lines(out);
+
+	tree_stat(root, 789, "fsync-loop", state, 1, 5, blkio);
+	tree_io(root, 789, wchar_kb << 10, wbytes_kb << 10);
+	return pl__tracer_tick(t) == 0 ? rows_after(out, lines) : "";
+}
+
+/* An unwatched process has a row only in D, and its deltas count, as the
+ * Python tool's do, from the last sample it had a row for, however long
+ * ago: not from the previous tick. */
+static void test_unwatched_baseline(void)
+{
+	char root[300], out[300];
+	struct pl_tracer *t;
+
+	case_paths("baseline", root, out, sizeof(root));
+	tree_stat(root, 789, "fsync-loop", 'D', 1, 5, 100);
+	tree_io(root, 789, 0, 0);
+	t = open_tree(root, out, false);
+	if (!t || pl__tracer_tick(t) != 0) {
+		TAP_OK(0, "tracer opens and ticks");
+		pl__tracer_close(t);
+		return;
+	}
+	/* asleep for two ticks, writing and waiting meanwhile */
+	fsync_loop_tick(t, root, out, 'S', 150, 400, 300);
+	fsync_loop_tick(t, root, out, 'S', 200, 800, 1000);
+	TAP_EQ_STR(fsync_loop_tick(t, root, out, 'D', 201, 804, 1004),
+		   "fsync-loop,789,D,804,1004,1010,0,0,,,,,,,SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "deltas since its last D sample (tick 1), not since tick 3 (4, 4, 10)");
+	TAP_EQ_STR(fsync_loop_tick(t, root, out, 'D', 203, 805, 1010),
+		   "fsync-loop,789,D,1,6,20,0,0,,,,,,,SYS,0,-,,,,,,0,0,0,40,8,500000,700000",
+		   "then from the previous D sample");
 	pl__tracer_close(t);
 }
 
@@ -595,6 +649,7 @@ int main(void)
 	test_csv_format();
 	test_vmstat();
 	test_deltas_and_reuse();
+	test_unwatched_baseline();
 	test_exit_mid_read();
 	test_unreadable_io();
 	test_delayacct_and_psi();

@@ -1,0 +1,64 @@
+/* The CSV's deltas as io_stall_tracer.py computes them.
+ *
+ * Python keeps, per pid, the counters (wchar, write_bytes, blkio ticks) of
+ * the last sample it used, and a row's deltas count from there. It uses a
+ * sample when it can read both stat and io and the process is watched, or
+ * any other process in D state. So a watched process counts from the
+ * previous tick, but an unwatched one that goes back to D after seconds
+ * asleep counts everything since its last D sample, and its first D sample
+ * ever has deltas of 0. Python forgets a pid only when its map holds more
+ * than 4000 pids (dead ones included): it then keeps the pids it used in
+ * that tick and drops the rest.
+ *
+ * One difference is kept on purpose: a reused pid is another process here
+ * (tracer_procs.c keys by starttime) and starts with deltas of 0, where
+ * Python would count it against the dead process's counters.
+ *
+ * The per-tick deltas (d_wchar, d_blk_ms of pl_tproc) are unchanged: the
+ * stall detector and the bully history use them. */
+#include "tracer_priv.h"
+
+#define PYTHON_PRUNE_PIDS 4000 /* len(prev_io) > 4000 in io_stall_tracer.py */
+
+static bool python_uses(const struct pl_tproc *p)
+{
+	return p->stat_now && p->io_now && (p->label >= 0 || p->state == 'D');
+}
+
+void pl__tbaseline_tick(struct pl_tprocs *tp)
+{
+	double ms_per_tick = 1000.0 / (double)tp->cfg.clk_tck;
+	uint64_t used = 0;
+	size_t i;
+
+	for (i = 0; i < tp->n; i++) {
+		struct pl_tproc *p = &tp->v[i];
+		struct pl_csv_base *b = &p->csv;
+		uint64_t blkio = p->has_blkio && !tp->cfg.no_blkio ? p->blkio_ticks : 0;
+
+		b->now = python_uses(p);
+		b->d_wchar = b->d_wbytes = 0;
+		b->d_blk_ms = 0;
+		if (!b->now)
+			continue;
+		used++;
+		if (b->have) {
+			b->d_wchar = (int64_t)(p->wchar - b->wchar);
+			b->d_wbytes = (int64_t)(p->wbytes - b->wbytes);
+			b->d_blk_ms = (double)(int64_t)(blkio - b->blkio_ticks) * ms_per_tick;
+		} else {
+			b->have = true;
+			tp->csv_bases++;
+		}
+		b->wchar = p->wchar;
+		b->wbytes = p->wbytes;
+		b->blkio_ticks = blkio;
+	}
+	if (tp->csv_bases <= PYTHON_PRUNE_PIDS)
+		return;
+	for (i = 0; i < tp->n; i++) {
+		if (!tp->v[i].csv.now)
+			tp->v[i].csv.have = false;
+	}
+	tp->csv_bases = used;
+}
