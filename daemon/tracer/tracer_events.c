@@ -1,6 +1,8 @@
 /* The tracer's events file: a first "config" line saying what this run can
  * see (delay accounting, PSI), then one "stall" line per stall of a watched
- * process, with its bully and mechanism (rules in stall_detect.c). Each stall
+ * process, with its bully and mechanism (rules in stall_detect.c), and one
+ * "implausible_blkio" line per process whose delay total jumped by more
+ * than it can have waited. Each stall
  * also goes to the log, rate-limited, and to cfg->on_event. */
 #include "tracer_priv.h"
 #include "whole_write.h"
@@ -192,6 +194,34 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	return 0;
 }
 
+/* A block-I/O delay jump longer than the process's life (tracer_procs.c):
+ * the CSV has it as the kernel said; this line says why it is not to be
+ * believed. Once per process. */
+static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, double wall,
+			     double mono)
+{
+	struct pl_json *j = &t->json;
+
+	pl__json_reset(j);
+	pl__json_begin_object(j, NULL);
+	pl__json_str(j, "type", "implausible_blkio");
+	pl__json_double(j, "wall", wall, 3);
+	pl__json_double(j, "mono", mono, 3);
+	pl__json_i64(j, "pid", p->pid);
+	pl__json_str(j, "comm", p->comm);
+	pl__json_double(j, "d_blkio_ms", p->odd_blkio.d_blk_ms, 0);
+	pl__json_double(j, "age_ms", p->odd_blkio.age_ms, 0);
+	pl__json_i64(j, "threads", p->num_threads);
+	pl__json_str(j, "reason",
+		     p->odd_blkio.d_blk_ms < 0
+			     ? "the delay total went back, which the kernel's never does"
+			     : "more delay than the process has lived, once per thread: "
+			       "kernel.task_delayacct switched on during a wait counts it "
+			       "from 0, i.e. the uptime");
+	pl__json_end_object(j);
+	return put_line(t, pl__json_finish(j));
+}
+
 int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 {
 	struct pl_tprocs *tp = &t->procs;
@@ -202,6 +232,8 @@ int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 		struct pl_tproc *p = &tp->v[i];
 		enum pl_stall_verdict v;
 
+		if (p->odd_blkio.now && (err = implausible_blkio(t, p, wall, mono)) < 0)
+			return err;
 		if (p->label < 0 || !p->stat_now)
 			continue;
 		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms);

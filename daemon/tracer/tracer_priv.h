@@ -116,6 +116,12 @@ struct pl_tproc {
 	uint64_t reap_wbytes, reap_wchar, reap_tick;
 
 	struct pl_csv_base csv;        /* the CSV row's deltas */
+	/* A block-I/O delay jump no process could have had (tracer_procs.c),
+	 * said once per process: in this tick's events when now is set. */
+	struct {
+		bool said, now;
+		double d_blk_ms, age_ms;
+	} odd_blkio;
 	struct pl_writes writes;       /* per-tick write history for the bully */
 	struct pl_stall_victim victim; /* used when watched */
 };
@@ -153,7 +159,9 @@ struct pl_tprocs {
 	uint64_t csv_bases;
 	/* counters for pl_tracer_stats */
 	uint64_t read_errors, io_denied, pid_reuses, exits;
-	uint64_t implausible_blkio; /* deltas no process could have had (ignored) */
+	/* block-I/O delay deltas no process could have had: in the CSV as
+	 * the kernel said, not taken for a stall */
+	uint64_t implausible_blkio;
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t full_sweeps;  /* ticks that read the sleeping processes too */

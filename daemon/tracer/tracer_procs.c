@@ -275,6 +275,7 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	p->has_blkio = st->has_blkio;
 	p->reap_wbytes = p->reap_wchar = 0;
 	memset(&p->csv, 0, sizeof(p->csv)); /* another process: no baseline */
+	memset(&p->odd_blkio, 0, sizeof(p->odd_blkio));
 	p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
 	p->io_tick = 0;
 	p->io_denied = false;
@@ -285,14 +286,16 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	memset(&p->victim, 0, sizeof(p->victim));
 }
 
-/* The block-I/O delay since the last read, in ms. The kernel adds a wait's
- * whole length when it ends, so one tick may carry a long wait; but no
- * process can have waited longer than it has existed, once per thread. A
- * larger (or a negative) delta is the kernel's, not the process's: one way to
- * get it is kernel.task_delayacct switched on while a task was inside an I/O
- * wait, which then ends with a start time of 0, so the delay is the uptime.
- * Such a delta is ignored and counted, never reported as a stall. */
-static double blkio_delta_ms(struct pl_tprocs *tp, const struct pl_tproc *p,
+/* The block-I/O delay since the last read, in ms, for the stall detector.
+ * The kernel adds a wait's whole length when it ends, so one tick may carry
+ * a long wait; but no process can have waited longer than it has existed,
+ * once per thread. A larger (or a negative) delta is the kernel's, not the
+ * process's: one way to get it is kernel.task_delayacct switched on while a
+ * task was inside an I/O wait, which then ends with a start time of 0, so
+ * the delay is the uptime. Such a delta is never taken for a stall (0 here;
+ * the CSV still shows it, tracer_baseline.c), and why is said once per
+ * process, in the log and in the events file. */
+static double blkio_delta_ms(struct pl_tprocs *tp, struct pl_tproc *p,
 			     const struct pl_pid_stat *st)
 {
 	static struct pl__ratelimit rl = PL_RATELIMIT_INIT(10000);
@@ -306,9 +309,15 @@ static double blkio_delta_ms(struct pl_tprocs *tp, const struct pl_tproc *p,
 	if (d >= 0 && (age_ms <= 0 || d <= (age_ms + per_tick_ms) * threads))
 		return d;
 	tp->implausible_blkio++;
-	pl__log_warnx_limited(&rl, "tracer: %s[%d]: block-I/O delay grew by %.0f ms, more than "
-			      "its %.0f ms of life; ignored (kernel.task_delayacct switched on "
-			      "during a wait?)", p->comm, p->pid, d, age_ms);
+	if (!p->odd_blkio.said) {
+		p->odd_blkio.said = p->odd_blkio.now = true;
+		p->odd_blkio.d_blk_ms = d;
+		p->odd_blkio.age_ms = age_ms;
+		pl__log_warnx_limited(&rl, "tracer: %s[%d]: block-I/O delay grew by %.0f ms, "
+				      "more than its %.0f ms of life: in the CSV as the kernel "
+				      "said, not a stall (kernel.task_delayacct switched on "
+				      "during a wait?)", p->comm, p->pid, d, age_ms);
+	}
 	return 0;
 }
 
@@ -473,6 +482,7 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 
 static void clear_tick(struct pl_tproc *p)
 {
+	p->odd_blkio.now = false;
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
 	p->d_wchar = p->d_wbytes = 0;

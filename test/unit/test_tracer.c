@@ -201,7 +201,8 @@ static void test_deltas_and_reuse(void)
 	{
 		struct timespec now;
 		unsigned long long born;
-		char want[128];
+		char want[128], ev[320];
+		const char *odd;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		born = (unsigned long long)now.tv_sec * 100 - 100;
@@ -216,10 +217,21 @@ static void test_deltas_and_reuse(void)
 		TAP_OK(strstr(rows_after(out, lines), want) != NULL,
 		       "a delay longer than the process's life is in the CSV as is (%s)",
 		       rows_after(out, lines));
+		snprintf(ev, sizeof(ev), "%s/reuse.events.jsonl", base);
+		odd = strstr(tree_slurp(ev), "\"type\":\"implausible_blkio\"");
+		TAP_OK(odd && strstr(odd, "\"pid\":400,\"comm\":\"controlsd\"") &&
+			       strstr(odd, "\"reason\":\"more delay than the process has lived"),
+		       "the events file says why it is not to be believed");
+		TAP_OK(odd && !strstr(odd, "\"type\":\"stall\""), "and it is no stall");
+		tree_stat(root, 400, "controlsd", 'S', 1, born, (unsigned long long)now.tv_sec * 200);
+		TAP_OK(pl__tracer_tick(t) == 0, "tick 7: another jump");
+		odd = strstr(tree_slurp(ev), "\"type\":\"implausible_blkio\"");
+		TAP_OK(odd && !strstr(odd + 1, "\"type\":\"implausible_blkio\""),
+		       "said once per process, not once per jump");
 	}
 	pl__tracer_get_stats(t, &st);
 	TAP_EQ_U64(st.pid_reuses, 1, "pid reuse counted");
-	TAP_EQ_U64(st.ticks, 6, "six ticks");
+	TAP_EQ_U64(st.ticks, 7, "seven ticks");
 	pl__tracer_close(t);
 }
 
