@@ -9,10 +9,20 @@
  * adds a block-I/O wait to the delay total when the task wakes up, which is
  * the tick it leaves D. An episode is reported when it closes if it
  * qualified: some tick's delay exceeded blkio_ms, or consecutive D samples
- * spanned at least dstate_ms (two samples at 10 Hz span 100 ms; it is a
- * lower bound, the samples cannot tell one long D from back-to-back short
- * ones). One that is still open after PL_STALL_RING - 4 ticks is reported as
- * ongoing and goes on with a new window.
+ * spanned at least dstate_ms (two samples at 10 Hz span 100 ms; D samples
+ * alone cannot tell one long D from back-to-back short ones). One that is
+ * still open after PL_STALL_RING - 4 ticks is reported as ongoing and goes
+ * on with a new window.
+ *
+ * D time. Consecutive D samples are one wait only if the task did not run
+ * between them (its schedstat did not change) and no block-I/O wait of its
+ * ended (its delay total did not grow): dstate_longest_ms is the longest
+ * span of such samples, a lower bound of the longest single wait. A fsync
+ * loop sampled in D four times in a row, in four short fsyncs, has 0 there
+ * and 300 in dstate_sum_ms, the spans of the runs of D samples added up.
+ * dstate_ms, the longest span of one run of D samples, is kept as it was
+ * for readers of older events files. Without schedstat only the delay
+ * total tells two waits apart.
  *
  * Window. From the earliest the stall can have begun to the closing tick:
  * a delay of B ms that ended in a tick began at least B ms before it, a D
@@ -144,22 +154,40 @@ void pl__stall_history_put(struct pl_stall_history *h, const struct pl_stall_sys
 	h->last_tick = s->tick;
 }
 
+/* The runs of D samples this sample extends or starts. d_step_ms: what it
+ * adds to the run of D samples; c_ms: the span of the run the task stayed
+ * asleep through. */
+static double track_d_runs(struct pl_stall_victim *v, bool in_d, bool woke, double mono,
+			   double *d_step_ms, double *c_ms)
+{
+	*d_step_ms = *c_ms = 0;
+	if (!in_d) {
+		v->d_run = v->c_run = false;
+		return 0;
+	}
+	if (!v->d_run) {
+		v->d_run = true;
+		v->d_first_mono = v->d_last_mono = mono;
+	}
+	if (!v->c_run || woke) {
+		v->c_run = true;
+		v->c_first_mono = mono;
+	}
+	*d_step_ms = (mono - v->d_last_mono) * 1000.0;
+	*c_ms = (mono - v->c_first_mono) * 1000.0;
+	v->d_last_mono = mono;
+	return mono - v->d_first_mono;
+}
+
 enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct pl_stall_cfg *cfg,
-				       uint64_t tick, double mono, char state, double d_blk_ms)
+				       uint64_t tick, double mono, char state, double d_blk_ms,
+				       bool woke)
 {
 	bool in_d = state == 'D';
 	bool blk_trig = d_blk_ms > cfg->blkio_ms;
-	double d_ms = 0;
+	double d_step_ms, c_ms;
+	double d_ms = track_d_runs(v, in_d, woke, mono, &d_step_ms, &c_ms);
 
-	if (in_d) {
-		if (!v->d_run) {
-			v->d_run = true;
-			v->d_first_mono = mono;
-		}
-		d_ms = mono - v->d_first_mono;
-	} else {
-		v->d_run = false;
-	}
 	if (!v->open) {
 		if (!in_d && !blk_trig)
 			return PL_STALL_NONE;
@@ -168,7 +196,7 @@ enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct p
 		v->start_tick = tick;
 		v->start_mono = mono - cfg->interval_ms / 1000.0;
 		v->blkio_ms = 0;
-		v->dstate_ms = 0;
+		v->dstate_ms = v->dstate_longest_ms = v->dstate_sum_ms = 0;
 	}
 	if (d_blk_ms > 0) {
 		v->blkio_ms += d_blk_ms;
@@ -177,6 +205,9 @@ enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct p
 	}
 	if (in_d && d_ms * 1000.0 > v->dstate_ms)
 		v->dstate_ms = d_ms * 1000.0;
+	if (c_ms > v->dstate_longest_ms)
+		v->dstate_longest_ms = c_ms;
+	v->dstate_sum_ms += d_step_ms;
 	/* A tenth of a tick of slack: samples 99.7 ms apart are 100 ms of D. */
 	if (blk_trig || (in_d && d_ms * 1000.0 >= cfg->dstate_ms - cfg->interval_ms / 10))
 		v->qualified = true;
@@ -195,17 +226,20 @@ void pl__stall_victim_rearm(struct pl_stall_victim *v, enum pl_stall_verdict ver
 			    uint64_t tick, double mono)
 {
 	if (verdict != PL_STALL_EMIT_ONGOING) {
-		bool d_run = v->d_run;
-		double d_first = v->d_first_mono;
+		struct pl_stall_victim runs = *v;
 
 		memset(v, 0, sizeof(*v));
-		v->d_run = d_run;
-		v->d_first_mono = d_first;
+		v->d_run = runs.d_run;
+		v->d_first_mono = runs.d_first_mono;
+		v->d_last_mono = runs.d_last_mono;
+		v->c_run = runs.c_run;
+		v->c_first_mono = runs.c_first_mono;
 		return;
 	}
 	v->start_tick = tick + 1;
 	v->start_mono = mono;
 	v->blkio_ms = 0;
+	v->dstate_sum_ms = 0;
 	v->qualified = false;
 }
 
@@ -401,6 +435,8 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_bool(j, "ongoing", e->ongoing);
 	pl__json_double(j, "blkio_ms", e->blkio_ms, 0);
 	pl__json_double(j, "dstate_ms", e->dstate_ms, 0);
+	pl__json_double(j, "dstate_longest_ms", e->dstate_longest_ms, 0);
+	pl__json_double(j, "dstate_sum_ms", e->dstate_sum_ms, 0);
 	pl__json_double(j, "window_ms", e->window_ms, 0);
 	pl__json_double(j, "bully_window_ms", e->bully_window_ms, 0);
 	pl__json_begin_array(j, "bully");

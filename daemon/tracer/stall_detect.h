@@ -70,7 +70,15 @@ struct pl_stall_victim {
 	uint64_t start_tick;
 	double start_mono;   /* earliest the stall can have begun */
 	double d_first_mono; /* first tick of the current run of D samples */
-	double dstate_ms;    /* longest run of D samples in the episode */
+	double d_last_mono;  /* the previous D sample of that run */
+	/* the current run of D samples between which the task did not run */
+	bool c_run;
+	double c_first_mono;
+	/* Over the episode: the longest span of one run of D samples (kept for
+	 * the events' dstate_ms), which may be several waits back to back; the
+	 * longest span of D samples between which the task did not run, one
+	 * wait; and the runs' spans summed. ms. */
+	double dstate_ms, dstate_longest_ms, dstate_sum_ms;
 	double blkio_ms;     /* block-I/O delay summed over the episode */
 };
 
@@ -86,10 +94,13 @@ enum pl_stall_verdict {
 	PL_STALL_EMIT_ONGOING, /* still stalled after a full window: report now */
 };
 /* Feed one tick of one watched process: its state and block-I/O delay in
- * this tick. On PL_STALL_EMIT* the victim's fields describe the episode
- * until pl__stall_victim_rearm is called. */
+ * this tick; woke: it ran, or a block-I/O wait of its ended, since the
+ * previous sample (so that two D samples are two waits). On PL_STALL_EMIT*
+ * the victim's fields describe the episode until pl__stall_victim_rearm is
+ * called. */
 enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct pl_stall_cfg *cfg,
-				       uint64_t tick, double mono, char state, double d_blk_ms);
+				       uint64_t tick, double mono, char state, double d_blk_ms,
+				       bool woke);
 /* After a report: closed episodes are forgotten, ongoing ones go on with a
  * new window that starts after this tick. */
 void pl__stall_victim_rearm(struct pl_stall_victim *v, enum pl_stall_verdict verdict,
@@ -144,7 +155,7 @@ struct pl_stall_event {
 	int pid;
 	const char *comm, *label;
 	bool ongoing;
-	double blkio_ms, dstate_ms, window_ms, bully_window_ms;
+	double blkio_ms, dstate_ms, dstate_longest_ms, dstate_sum_ms, window_ms, bully_window_ms;
 	uint64_t victim_wbytes, victim_wchar;
 	struct pl_stall_bully bully[PL_STALL_BULLIES];
 	size_t nbully;

@@ -175,6 +175,8 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	e.ongoing = verdict == PL_STALL_EMIT_ONGOING;
 	e.blkio_ms = p->victim.blkio_ms;
 	e.dstate_ms = p->victim.dstate_ms;
+	e.dstate_longest_ms = p->victim.dstate_longest_ms;
+	e.dstate_sum_ms = p->victim.dstate_sum_ms;
 	e.window_ms = e.win.span_ms;
 	e.sampler_ms = (double)(pl__thread_cpu_ns() - t->tick_cpu0_ns) / 1e6;
 	e.sampler_ms_p99 = pl__qhist_quantile(&t->sampler, 0.99);
@@ -185,9 +187,10 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	if (t->cfg.on_event)
 		t->cfg.on_event(t->cfg.on_event_ctx, line);
 	pl__log_warnx_limited(&t->event_rl,
-			      "stall: %s[%d] blocked %.0f ms (D %.0f ms) in %.0f ms; bully %s[%d] "
-			      "%.0f kB; mechanism %s",
-			      p->comm, p->pid, e.blkio_ms, e.dstate_ms, e.window_ms,
+			      "stall: %s[%d] blocked %.0f ms (D %.0f ms in all, %.0f ms at most in "
+			      "one wait) in %.0f ms; bully %s[%d] %.0f kB; mechanism %s",
+			      p->comm, p->pid, e.blkio_ms, e.dstate_sum_ms, e.dstate_longest_ms,
+			      e.window_ms,
 			      e.nbully ? e.bully[0].comm : "-", e.nbully ? e.bully[0].pid : 0,
 			      e.nbully ? (double)e.bully[0].wbytes / 1024.0 : 0.0,
 			      pl__stall_mechanism_name(e.mechs));
@@ -236,7 +239,8 @@ int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 			return err;
 		if (p->label < 0 || !p->stat_now)
 			continue;
-		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms);
+		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms,
+				     p->woke_now);
 		if (v == PL_STALL_NONE)
 			continue;
 		if ((err = emit(t, p, v, wall, mono)) < 0)

@@ -105,6 +105,10 @@ struct pl_tproc {
 	/* this tick's results */
 	bool stat_now;         /* state/blkio are known for this tick */
 	bool io_now;           /* d_wchar/d_wbytes are known for this tick */
+	/* since the last reading the leader ran (its schedstat changed) or a
+	 * block-I/O wait of its ended (its delay total grew): two D samples
+	 * either side are two waits */
+	bool woke_now;
 	double d_blk_ms;
 	int64_t d_wchar, d_wbytes; /* bytes, against the previous tick */
 	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */

@@ -256,6 +256,7 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 		return n < 0 ? n : 0;
 	}
 	*ran = !p->ss_ok || run_ns != p->ss_run_ns || pcount != p->ss_pcount;
+	p->woke_now = p->ss_ok && *ran;
 	p->ss_ok = true;
 	p->ss_run_ns = run_ns;
 	p->ss_pcount = pcount;
@@ -347,8 +348,10 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 		return 0;
 	}
 	p->d_blk_ms = 0;
-	if (st.has_blkio && p->has_blkio && !tp->cfg.no_blkio)
+	if (st.has_blkio && p->has_blkio && !tp->cfg.no_blkio) {
 		p->d_blk_ms = blkio_delta_ms(tp, p, &st);
+		p->woke_now |= st.blkio_ticks != p->blkio_ticks;
+	}
 	if (strcmp(st.comm, p->comm) != 0) {
 		memcpy(p->comm, st.comm, sizeof(p->comm));
 		p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
@@ -483,6 +486,7 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 static void clear_tick(struct pl_tproc *p)
 {
 	p->odd_blkio.now = false;
+	p->woke_now = false;
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
 	p->d_wchar = p->d_wbytes = 0;

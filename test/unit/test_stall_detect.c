@@ -12,14 +12,14 @@ static void test_blkio_episode(void)
 	struct pl_stall_victim v;
 
 	memset(&v, 0, sizeof(v));
-	TAP_OK(pl__stall_update(&v, &cfg, 11, 10.0, 'S', 10) == PL_STALL_NONE,
+	TAP_OK(pl__stall_update(&v, &cfg, 11, 10.0, 'S', 10, false) == PL_STALL_NONE,
 	       "small block-I/O delay is no stall");
 	TAP_OK(!v.open, "and opens no episode");
 	/* 300 ms of delay accounted when the task woke: one tick's worth. */
-	TAP_OK(pl__stall_update(&v, &cfg, 12, 10.1, 'S', 300) == PL_STALL_NONE,
+	TAP_OK(pl__stall_update(&v, &cfg, 12, 10.1, 'S', 300, false) == PL_STALL_NONE,
 	       "a delay over the threshold opens an episode");
 	TAP_OK(v.open && v.qualified, "which qualifies");
-	TAP_OK(pl__stall_update(&v, &cfg, 13, 10.2, 'S', 0) == PL_STALL_EMIT,
+	TAP_OK(pl__stall_update(&v, &cfg, 13, 10.2, 'S', 0, false) == PL_STALL_EMIT,
 	       "and is reported when the next tick is calm");
 	TAP_OK(v.blkio_ms == 300, "with its delay");
 	TAP_EQ_U64(pl__stall_window_ticks(&v, &cfg, 13, 10.2), 4,
@@ -35,28 +35,61 @@ static void test_dstate_episode(void)
 	struct pl_stall_victim v;
 
 	memset(&v, 0, sizeof(v));
-	TAP_OK(pl__stall_update(&v, &cfg, 1, 5.0, 'D', 0) == PL_STALL_NONE, "one D sample");
-	TAP_OK(pl__stall_update(&v, &cfg, 2, 5.1, 'R', 0) == PL_STALL_NONE,
+	TAP_OK(pl__stall_update(&v, &cfg, 1, 5.0, 'D', 0, false) == PL_STALL_NONE, "one D sample");
+	TAP_OK(pl__stall_update(&v, &cfg, 2, 5.1, 'R', 0, false) == PL_STALL_NONE,
 	       "a single D sample spans 0 ms: no stall");
 	TAP_OK(!v.open, "episode closed without a report");
 
-	TAP_OK(pl__stall_update(&v, &cfg, 3, 6.0, 'D', 0) == PL_STALL_NONE, "D again");
-	TAP_OK(pl__stall_update(&v, &cfg, 4, 6.097, 'D', 20) == PL_STALL_NONE, "D 97 ms");
+	TAP_OK(pl__stall_update(&v, &cfg, 3, 6.0, 'D', 0, false) == PL_STALL_NONE, "D again");
+	TAP_OK(pl__stall_update(&v, &cfg, 4, 6.097, 'D', 20, false) == PL_STALL_NONE, "D 97 ms");
 	TAP_OK(v.qualified, "D samples 97 ms apart (tick jitter) qualify for 100 ms");
-	TAP_OK(pl__stall_update(&v, &cfg, 5, 6.2, 'D', 0) == PL_STALL_NONE, "still D");
+	TAP_OK(pl__stall_update(&v, &cfg, 5, 6.2, 'D', 0, false) == PL_STALL_NONE, "still D");
 	{
 		struct pl_stall_victim w;
 
 		memset(&w, 0, sizeof(w));
-		pl__stall_update(&w, &cfg, 1, 1.0, 'D', 0);
-		pl__stall_update(&w, &cfg, 2, 1.085, 'D', 0);
+		pl__stall_update(&w, &cfg, 1, 1.0, 'D', 0, false);
+		pl__stall_update(&w, &cfg, 2, 1.085, 'D', 0, false);
 		TAP_OK(!w.qualified, "85 ms of D samples do not");
 	}
-	TAP_OK(pl__stall_update(&v, &cfg, 6, 6.3, 'S', 250) == PL_STALL_NONE,
+	TAP_OK(pl__stall_update(&v, &cfg, 6, 6.3, 'S', 250, false) == PL_STALL_NONE,
 	       "the wake-up tick carries the delay, still a stall tick");
-	TAP_OK(pl__stall_update(&v, &cfg, 7, 6.4, 'S', 0) == PL_STALL_EMIT, "then reported");
+	TAP_OK(pl__stall_update(&v, &cfg, 7, 6.4, 'S', 0, false) == PL_STALL_EMIT, "then reported");
 	TAP_OK(v.dstate_ms > 199 && v.dstate_ms < 201, "D for 200 ms");
 	TAP_OK(v.blkio_ms == 270, "delay summed over the episode");
+}
+
+/* A fsync loop sampled in D four times in a row, a short fsync each time
+ * (it ran between the samples): 300 ms of D samples, but no single wait
+ * that the samples saw twice. */
+static void test_dstate_waits(void)
+{
+	struct pl_stall_victim v;
+
+	memset(&v, 0, sizeof(v));
+	pl__stall_update(&v, &cfg, 1, 2.0, 'D', 0, false);
+	for (uint64_t t = 2; t <= 4; t++)
+		pl__stall_update(&v, &cfg, t, 2.0 + (double)(t - 1) / 10, 'D', 10, true);
+	TAP_OK(pl__stall_update(&v, &cfg, 5, 2.4, 'S', 4, true) == PL_STALL_EMIT,
+	       "four D samples of four fsyncs: reported by their span");
+	TAP_OK(v.dstate_longest_ms == 0, "the longest single wait seen: 0 ms (%.0f)",
+	       v.dstate_longest_ms);
+	TAP_OK(v.dstate_sum_ms > 299 && v.dstate_sum_ms < 301, "D in all: 300 ms (%.0f)",
+	       v.dstate_sum_ms);
+	TAP_OK(v.dstate_ms > 299 && v.dstate_ms < 301, "dstate_ms as before: 300 ms");
+	pl__stall_victim_rearm(&v, PL_STALL_EMIT, 5, 2.4);
+
+	/* one wait the task slept through for three samples, then another */
+	pl__stall_update(&v, &cfg, 6, 3.0, 'D', 0, false);
+	pl__stall_update(&v, &cfg, 7, 3.1, 'D', 0, false);
+	pl__stall_update(&v, &cfg, 8, 3.2, 'D', 0, false);
+	pl__stall_update(&v, &cfg, 9, 3.3, 'D', 200, true);
+	TAP_OK(pl__stall_update(&v, &cfg, 10, 3.4, 'S', 20, true) == PL_STALL_EMIT,
+	       "a 200 ms wait and the next: reported");
+	TAP_OK(v.dstate_longest_ms > 199 && v.dstate_longest_ms < 201,
+	       "a wait the task slept through: 200 ms (%.0f)", v.dstate_longest_ms);
+	TAP_OK(v.dstate_sum_ms > 299 && v.dstate_sum_ms < 301, "D in all: 300 ms (%.0f)",
+	       v.dstate_sum_ms);
 }
 
 static void test_ongoing(void)
@@ -67,7 +100,7 @@ static void test_ongoing(void)
 
 	memset(&v, 0, sizeof(v));
 	for (t = 1; t < 200 && r == PL_STALL_NONE; t++)
-		r = pl__stall_update(&v, &cfg, t, (double)t / 10, 'D', 0);
+		r = pl__stall_update(&v, &cfg, t, (double)t / 10, 'D', 0, false);
 	TAP_OK(r == PL_STALL_EMIT_ONGOING, "a task stuck in D is reported as ongoing");
 	TAP_OK(t - 1 < PL_STALL_RING, "within the history ring");
 	pl__stall_victim_rearm(&v, r, t - 1, (double)(t - 1) / 10);
@@ -200,6 +233,7 @@ int main(void)
 {
 	test_blkio_episode();
 	test_dstate_episode();
+	test_dstate_waits();
 	test_ongoing();
 	test_mechanisms();
 	test_bully_and_ring();

@@ -79,6 +79,12 @@ static void replay(const struct expect *e, const char *tmp)
 	 * threshold: the kernel's own delay accounting says so. */
 	TAP_OK(strstr(stall, "\"blkio_ms\":1550,\"dstate_ms\":800") != NULL,
 	       "%s: blocked 1550 ms, 800 ms of D samples", e->dir);
+	/* In those 800 ms the victim ran between every second pair of D
+	 * samples (its schedstat moved, its delay total grew): four waits of
+	 * about 100 ms each, not one of 800. */
+	TAP_OK(strstr(stall, "\"dstate_ms\":800,\"dstate_longest_ms\":101,"
+			     "\"dstate_sum_ms\":800,") != NULL,
+	       "%s: the longest single wait 101 ms, 800 ms of D in all", e->dir);
 }
 
 int main(void)
