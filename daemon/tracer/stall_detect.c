@@ -50,7 +50,13 @@
  * then the most wchar (bytes passed to write()), at most three. The bully
  * window is the stall window widened to at least 5 s (PL_STALL_BULLY_MS):
  * write_bytes is counted when pages are dirtied, and a writeback stall
- * comes seconds after the dirtying. */
+ * comes seconds after the dirtying. A process that was itself blocked in
+ * the stall window (sampled in D, or a block-I/O wait of its ended) waited
+ * on the same mechanism the window's counters point to, and if it wrote no
+ * more than the victim it is another victim, not a bully: when dd is the
+ * victim of its own fdatasync, the fsync loop stuck behind it is not named.
+ * A blocked process that wrote more stays a candidate: dd in its own
+ * fdatasync is still the bully of the fsync loop. */
 #include "stall_detect.h"
 
 #include <math.h>
@@ -79,11 +85,42 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 		w->wbytes[t % PL_STALL_RING] = 0;
 		w->wchar[t % PL_STALL_RING] = 0;
 	}
+	if (tick >= w->last_tick + PL_STALL_RING)
+		w->blocked = 0;
+	for (uint64_t t = w->last_tick + 1; t <= tick && w->blocked; t++)
+		w->blocked &= ~((uint64_t)1 << (t % PL_STALL_RING));
 	w->wbytes[i] = sat32(d_wbytes);
 	w->wchar[i] = sat32(d_wchar);
 	w->last_tick = tick;
 	if (tick >= w->first_tick + PL_STALL_RING)
 		w->first_tick = tick - PL_STALL_RING + 1;
+}
+
+void pl__writes_mark_blocked(struct pl_writes *w, uint64_t tick)
+{
+	if (tick == w->last_tick)
+		w->blocked |= (uint64_t)1 << (tick % PL_STALL_RING);
+}
+
+/* Ticks [from, to] clipped to what the ring holds: from > to when none. */
+static void clip_to_ring(const struct pl_writes *w, uint64_t *from, uint64_t *to)
+{
+	if (*from < w->first_tick)
+		*from = w->first_tick;
+	if (*to > w->last_tick)
+		*to = w->last_tick;
+	if (*to >= *from + PL_STALL_RING)
+		*from = *to - PL_STALL_RING + 1;
+}
+
+bool pl__writes_blocked(const struct pl_writes *w, uint64_t from, uint64_t to)
+{
+	clip_to_ring(w, &from, &to);
+	for (uint64_t t = from; t <= to && t >= from; t++) {
+		if (w->blocked & ((uint64_t)1 << (t % PL_STALL_RING)))
+			return true;
+	}
+	return false;
 }
 
 void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *wbytes,
@@ -93,12 +130,7 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
 
 	*wbytes = 0;
 	*wchar = 0;
-	if (from < w->first_tick)
-		from = w->first_tick;
-	if (to > w->last_tick)
-		to = w->last_tick;
-	if (to >= from + PL_STALL_RING)
-		from = to - PL_STALL_RING + 1;
+	clip_to_ring(w, &from, &to);
 	for (t = from; t <= to && t >= from; t++) {
 		*wbytes += w->wbytes[t % PL_STALL_RING];
 		*wchar += w->wchar[t % PL_STALL_RING];
@@ -368,6 +400,13 @@ const char *pl__stall_mechanism_name(unsigned mechs)
 			return mech_names[i];
 	}
 	return "unknown";
+}
+
+bool pl__stall_fellow_victim(bool blocked, uint64_t wbytes, uint64_t wchar,
+			     uint64_t victim_wbytes, uint64_t victim_wchar)
+{
+	return blocked && (wbytes < victim_wbytes ||
+			   (wbytes == victim_wbytes && wchar <= victim_wchar));
 }
 
 void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const char *comm,

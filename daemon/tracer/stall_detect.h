@@ -19,14 +19,21 @@
 /* The bully is looked for over at least this much history. */
 #define PL_STALL_BULLY_MS 5000.0
 
-/* One process's write volume per tick, in a ring indexed by tick. */
+/* One process's write volume per tick, in a ring indexed by tick, and the
+ * ticks it was blocked in (a bit each). */
 struct pl_writes {
 	uint32_t wbytes[PL_STALL_RING], wchar[PL_STALL_RING]; /* bytes, saturated */
+	uint64_t blocked; /* bit tick % PL_STALL_RING: in D, or a block-I/O wait ended */
 	uint64_t first_tick, last_tick; /* ticks the ring holds values for */
 };
+_Static_assert(PL_STALL_RING <= 64, "one bit a tick in pl_writes.blocked");
 void pl__writes_reset(struct pl_writes *w, uint64_t tick);
 /* Record tick's deltas (negative deltas count as 0). Ticks must increase. */
 void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_t d_wchar);
+/* The tick last put was blocked. */
+void pl__writes_mark_blocked(struct pl_writes *w, uint64_t tick);
+/* Was it blocked in any of ticks [from, to] the ring holds? */
+bool pl__writes_blocked(const struct pl_writes *w, uint64_t from, uint64_t to);
 /* Sum over ticks [from, to], clipped to what the ring holds. */
 void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *wbytes,
 		    uint64_t *wchar);
@@ -145,6 +152,11 @@ struct pl_stall_bully {
 	uint64_t wbytes, wchar; /* bytes over the window */
 	bool exited;
 };
+/* A candidate blocked in the stall window (so by the same mechanism the
+ * window's counters point to) that wrote no more than the victim, by
+ * write_bytes then wchar: another victim, not a bully. */
+bool pl__stall_fellow_victim(bool blocked, uint64_t wbytes, uint64_t wchar,
+			     uint64_t victim_wbytes, uint64_t victim_wchar);
 /* Insert a candidate into a list kept sorted by write_bytes, then wchar;
  * candidates that wrote nothing are ignored. */
 void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const char *comm,

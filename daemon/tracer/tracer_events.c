@@ -118,29 +118,39 @@ int pl__tevents_config(struct pl_tracer *t, double wall, double mono,
 	return put_line(t, pl__json_finish(j));
 }
 
+/* Offer one candidate's writes over [from, now] unless it is another
+ * victim of the stall, blocked in [stall_from, now]. */
+static void offer(struct pl_stall_event *e, const struct pl_writes *w, int pid, const char *comm,
+		  bool exited, uint64_t from, uint64_t stall_from, uint64_t now)
+{
+	uint64_t wb, wc;
+
+	pl__writes_sum(w, from, now, &wb, &wc);
+	if (pl__stall_fellow_victim(pl__writes_blocked(w, stall_from, now), wb, wc,
+				    e->victim_wbytes, e->victim_wchar))
+		return;
+	pl__stall_bully_offer(e->bully, &e->nbully, pid, comm, wb, wc, exited);
+}
+
+/* from: the bully window's first tick; stall_from: the stall window's. */
 static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uint64_t from,
-			 struct pl_stall_event *e)
+			 uint64_t stall_from, struct pl_stall_event *e)
 {
 	const struct pl_tprocs *tp = &t->procs;
-	uint64_t wb, wc;
 	size_t i;
 
+	pl__writes_sum(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
 	for (i = 0; i < tp->n; i++) {
 		const struct pl_tproc *q = &tp->v[i];
 
-		if (q == victim)
-			continue;
-		pl__writes_sum(&q->writes, from, t->tick, &wb, &wc);
-		pl__stall_bully_offer(e->bully, &e->nbully, q->pid, q->comm, wb, wc, false);
+		if (q != victim)
+			offer(e, &q->writes, q->pid, q->comm, false, from, stall_from, t->tick);
 	}
 	for (i = 0; i < PL_WRITES_GONE; i++) {
-		if (!tp->gone.e[i].used)
-			continue;
-		pl__writes_sum(&tp->gone.e[i].w, from, t->tick, &wb, &wc);
-		pl__stall_bully_offer(e->bully, &e->nbully, tp->gone.e[i].pid, tp->gone.e[i].comm,
-				      wb, wc, true);
+		if (tp->gone.e[i].used)
+			offer(e, &tp->gone.e[i].w, tp->gone.e[i].pid, tp->gone.e[i].comm, true,
+			      from, stall_from, t->tick);
 	}
-	pl__writes_sum(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
 }
 
 static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,
@@ -165,7 +175,7 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 		bt = PL_STALL_RING;
 	if (bt > t->tick)
 		bt = t->tick;
-	find_bullies(t, p, t->tick - bt + 1, &e);
+	find_bullies(t, p, t->tick - bt + 1, from, &e);
 	e.bully_window_ms = (double)bt * t->scfg.interval_ms;
 	e.wall = wall;
 	e.mono = mono;

@@ -529,6 +529,8 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	if (err == 0 && update_io(tp, p, tick, ran, last_tick) == -ESRCH)
 		return false;
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	if (p->state == 'D' || p->d_blk_ms > 0)
+		pl__writes_mark_blocked(&p->writes, tick);
 	settle_reaped(p, tick);
 	p->seen_tick = tick;
 	if (p->state == 'D' || p->gap_wbytes > 0)
@@ -607,6 +609,8 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 		return 0;
 	}
 	pl__writes_put(&p->writes, tick, 0, 0);
+	if (p->state == 'D')
+		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;
 	tp->n++;
 	return 1;

@@ -199,6 +199,31 @@ static void test_bully_and_ring(void)
 	TAP_EQ_U64(wb, 7, "ticks older than the ring are forgotten");
 }
 
+/* Who is another victim rather than a bully, and the blocked ticks kept in
+ * the ring. */
+static void test_fellow_victim(void)
+{
+	struct pl_writes w;
+
+	TAP_OK(pl__stall_fellow_victim(true, 1 << 20, 0, 10 << 20, 0),
+	       "blocked in the window, wrote less than the victim: another victim");
+	TAP_OK(!pl__stall_fellow_victim(true, 2000u << 20, 0, 1 << 20, 0),
+	       "blocked, wrote more (dd in its own fdatasync): still a candidate");
+	TAP_OK(!pl__stall_fellow_victim(false, 1 << 20, 0, 10 << 20, 0),
+	       "not blocked: a candidate whatever it wrote");
+	pl__writes_reset(&w, 10);
+	pl__writes_put(&w, 10, 0, 0);
+	pl__writes_put(&w, 11, 0, 0);
+	pl__writes_mark_blocked(&w, 11);
+	pl__writes_put(&w, 12, 0, 0);
+	TAP_OK(pl__writes_blocked(&w, 11, 12) && !pl__writes_blocked(&w, 12, 12) &&
+		       !pl__writes_blocked(&w, 1, 10),
+	       "blocked ticks are kept per tick");
+	pl__writes_put(&w, 11 + PL_STALL_RING, 0, 0);
+	TAP_OK(!pl__writes_blocked(&w, 0, 11 + PL_STALL_RING),
+	       "and forgotten once older than the ring");
+}
+
 static void test_event_json(void)
 {
 	struct pl_stall_event e;
@@ -237,6 +262,7 @@ int main(void)
 	test_ongoing();
 	test_mechanisms();
 	test_bully_and_ring();
+	test_fellow_victim();
 	test_event_json();
 	return tap_done();
 }

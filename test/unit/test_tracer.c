@@ -285,6 +285,46 @@ static void test_unwatched_baseline(void)
 	pl__tracer_close(t);
 }
 
+/* The victim writes 10 MB and waits 200 ms on block I/O; beside it an
+ * unwatched fsync loop, in D all along, wrote 2 MB: it waited on the same
+ * thing and is another victim, not the bully. */
+static void test_blocked_is_no_bully(void)
+{
+	static const struct {
+		char state;
+		unsigned long long blkio, wbytes_kb, loop_blkio, loop_wbytes_kb;
+	} ticks[] = {
+		{ 'S', 0, 0, 0, 0 },
+		{ 'S', 0, 10240, 5, 1024 },
+		{ 'D', 20, 10240, 10, 2048 },
+		{ 'S', 20, 10240, 10, 2048 },
+	};
+	char root[300], out[300], ev[320];
+	struct pl_tracer *t;
+	const char *stall;
+
+	case_paths("fellow", root, out, sizeof(root));
+	snprintf(ev, sizeof(ev), "%s/fellow.events.jsonl", base);
+	t = NULL;
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		tree_stat(root, 100, "controlsd", ticks[i].state, 1, 5, ticks[i].blkio);
+		tree_io(root, 100, ticks[i].wbytes_kb << 10, ticks[i].wbytes_kb << 10);
+		tree_stat(root, 789, "fsync-loop", 'D', 1, 5, ticks[i].loop_blkio);
+		tree_io(root, 789, ticks[i].loop_wbytes_kb << 10, ticks[i].loop_wbytes_kb << 10);
+		if (!t && !(t = open_tree(root, out, false)))
+			break;
+		if (pl__tracer_tick(t) != 0)
+			break;
+	}
+	TAP_OK(t != NULL, "tracer opens and ticks");
+	pl__tracer_close(t);
+	stall = strstr(tree_slurp(ev), "\"type\":\"stall\"");
+	TAP_OK(stall && strstr(stall, "\"victim\":{\"pid\":100,"), "the victim's stall");
+	TAP_OK(stall && strstr(stall, "\"bully\":[]"),
+	       "the fsync loop blocked beside it is not its bully (%s)",
+	       stall ? strstr(stall, "\"bully\"") : "no stall");
+}
+
 static void test_exit_mid_read(void)
 {
 	char root[300], out[300], path[400];
@@ -662,6 +702,7 @@ int main(void)
 	test_vmstat();
 	test_deltas_and_reuse();
 	test_unwatched_baseline();
+	test_blocked_is_no_bully();
 	test_exit_mid_read();
 	test_unreadable_io();
 	test_delayacct_and_psi();
