@@ -285,6 +285,37 @@ static void test_unwatched_baseline(void)
 	pl__tracer_close(t);
 }
 
+/* The Python tool forgets baselines only when its map holds more than 4000
+ * pids, and then keeps the ones it used in that tick. */
+static void test_baseline_prune(void)
+{
+	struct pl_tproc v[2];
+	struct pl_tprocs tp;
+
+	memset(&tp, 0, sizeof(tp));
+	memset(v, 0, sizeof(v));
+	tp.cfg.clk_tck = 100;
+	tp.v = v;
+	tp.n = 2;
+	v[0].label = 0; /* watched, read this tick */
+	v[0].stat_now = v[0].io_now = true;
+	v[0].state = 'S';
+	v[1].label = -1; /* asleep, last used in D */
+	v[1].stat_now = v[1].io_now = true;
+	v[1].state = 'S';
+	v[1].csv.have = true;
+	tp.csv_bases = 3999;
+	pl__tbaseline_tick(&tp); /* v[0] is new: 4000 */
+	TAP_OK(v[0].csv.have && v[1].csv.have && tp.csv_bases == 4000,
+	       "4000 pids: the sleeping one's baseline is kept (%llu)",
+	       (unsigned long long)tp.csv_bases);
+	v[0].csv.have = false; /* as if another pid were new: 4001 */
+	pl__tbaseline_tick(&tp);
+	TAP_OK(v[0].csv.have && !v[1].csv.have && tp.csv_bases == 1,
+	       "past 4000: only the pids used in this tick keep theirs (%llu)",
+	       (unsigned long long)tp.csv_bases);
+}
+
 /* The victim writes 10 MB and waits 200 ms on block I/O; beside it an
  * unwatched fsync loop, in D all along, wrote 2 MB: it waited on the same
  * thing and is another victim, not the bully. */
@@ -702,6 +733,7 @@ int main(void)
 	test_vmstat();
 	test_deltas_and_reuse();
 	test_unwatched_baseline();
+	test_baseline_prune();
 	test_blocked_is_no_bully();
 	test_exit_mid_read();
 	test_unreadable_io();
