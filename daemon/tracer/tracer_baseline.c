@@ -14,8 +14,8 @@
  * (tracer_procs.c keys by starttime) and starts with deltas of 0, where
  * Python would count it against the dead process's counters.
  *
- * The per-tick deltas (d_wchar, d_blk_ms of pl_tproc) are unchanged: the
- * stall detector and the bully history use them. */
+ * The stall detector and the bully history keep their own per-reading
+ * deltas (d_blk_ms, gap_wbytes and gap_wchar of pl_tproc). */
 #include "tracer_priv.h"
 
 #define PYTHON_PRUNE_PIDS 4000 /* len(prev_io) > 4000 in io_stall_tracer.py */

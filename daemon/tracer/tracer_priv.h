@@ -104,13 +104,12 @@ struct pl_tproc {
 	uint64_t hot_until;
 	/* this tick's results */
 	bool stat_now;         /* state/blkio are known for this tick */
-	bool io_now;           /* d_wchar/d_wbytes are known for this tick */
+	bool io_now;           /* rchar..wbytes are this tick's */
 	/* since the last reading the leader ran (its schedstat changed) or a
 	 * block-I/O wait of its ended (its delay total grew): two D samples
 	 * either side are two waits */
 	bool woke_now;
 	double d_blk_ms;
-	int64_t d_wchar, d_wbytes; /* bytes, against the previous tick */
 	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */
 
 	/* A parent's io counts its reaped children's (wait_task_zombie adds

@@ -404,14 +404,10 @@ static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 	}
 	if (p->io_tick) {
 		/* What was written since the last reading counts in this tick's
-		 * history for the bully; the CSV shows a delta only against the
-		 * previous tick, never many ticks' writes in one row. */
+		 * history for the bully (the CSV counts from its own baseline,
+		 * tracer_baseline.c). */
 		p->gap_wchar = (int64_t)(io.wchar - p->wchar);
 		p->gap_wbytes = (int64_t)(io.write_bytes - p->wbytes);
-		if (p->io_tick + 1 == tick) {
-			p->d_wchar = p->gap_wchar;
-			p->d_wbytes = p->gap_wbytes;
-		}
 	}
 	p->rchar = io.rchar;
 	p->wchar = io.wchar;
@@ -489,7 +485,6 @@ static void clear_tick(struct pl_tproc *p)
 	p->woke_now = false;
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
-	p->d_wchar = p->d_wbytes = 0;
 	p->gap_wchar = p->gap_wbytes = 0;
 }
 
