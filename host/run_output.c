@@ -2,6 +2,7 @@
 #include "run_output.h"
 #include "atomic_file.h"
 #include "clock.h"
+#include "export.h"
 #include "log.h"
 #include "summary.h"
 #include "transport.h"
@@ -9,23 +10,29 @@
 #include <math.h>
 #include <stdio.h>
 
+struct csv_job {
+	const struct pl_host *h;
+	bool have_offset;
+	int64_t offset;
+};
+
+static int fill_csv(FILE *f, const void *ctx)
+{
+	const struct csv_job *job = ctx;
+
+	return pl__latency_table_write_csv(&job->h->table, f, job->have_offset, job->offset);
+}
+
 static int write_csv(const struct pl_host *h, const char *path, bool have_offset, int64_t offset)
 {
-	struct pl_atomic_file a;
+	const struct csv_job job = { h, have_offset, offset };
 	int err;
 
-	if ((err = pl__atomic_file_open(&a, path)) < 0)
-		goto fail;
-	if ((err = pl__latency_table_write_csv(&h->table, a.f, have_offset, offset)) < 0) {
-		pl__atomic_file_abort(&a);
-		goto fail;
+	if ((err = pl__atomic_file_write(path, fill_csv, &job)) < 0) {
+		pl__log_warnc(err, "%s", path);
+		return 1;
 	}
-	if ((err = pl__atomic_file_commit(&a)) < 0)
-		goto fail;
 	return 0;
-fail:
-	pl__log_warnc(err, "%s", path);
-	return 1;
 }
 
 static void print_summary(const struct pl_host *h, const struct pl_run_summary *s)
@@ -101,6 +108,9 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 			pl__log_warnc(err, "%s", path);
 			status = 1;
 		}
+		/* the same as `perflink-host export DIR` afterwards */
+		if (pl__export_dir(opt->out) < 0)
+			status = 1;
 	}
 	if (opt->frames_csv)
 		status |= write_csv(h, opt->frames_csv, s.have_offset, s.offset_ns);

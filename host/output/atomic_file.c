@@ -73,3 +73,18 @@ void pl__atomic_file_abort(struct pl_atomic_file *a)
 	free(a->tmp);
 	memset(a, 0, sizeof(*a));
 }
+
+int pl__atomic_file_write(const char *path, int (*write)(FILE *f, const void *ctx),
+			  const void *ctx)
+{
+	struct pl_atomic_file a;
+	int err;
+
+	if ((err = pl__atomic_file_open(&a, path)) < 0)
+		return err;
+	if ((err = write(a.f, ctx)) < 0) {
+		pl__atomic_file_abort(&a);
+		return err;
+	}
+	return pl__atomic_file_commit(&a);
+}

@@ -16,5 +16,8 @@ int pl__atomic_file_open(struct pl_atomic_file *a, const char *path);
 /* Flush, sync, rename. 0 or -errno; the temporary file is removed on failure. */
 int pl__atomic_file_commit(struct pl_atomic_file *a);
 void pl__atomic_file_abort(struct pl_atomic_file *a);
+/* All three: write(f, ctx) fills the file (0 or -errno). 0 or -errno. */
+int pl__atomic_file_write(const char *path, int (*write)(FILE *f, const void *ctx),
+			  const void *ctx);
 
 #endif
