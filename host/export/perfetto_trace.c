@@ -1,0 +1,211 @@
+/* See perfetto_trace.h. Field numbers: perfetto_subset.proto. */
+#include "perfetto_trace.h"
+#include "protobuf_writer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	TRACE_PACKET = 1,
+	PACKET_TIMESTAMP = 8,
+	PACKET_SEQUENCE_ID = 10,
+	PACKET_TRACK_EVENT = 11,
+	PACKET_SEQUENCE_FLAGS = 13,
+	PACKET_TRACK_DESCRIPTOR = 60,
+	TRACK_UUID = 1,
+	TRACK_NAME = 2,
+	TRACK_PROCESS = 3,
+	TRACK_PARENT_UUID = 5,
+	PROCESS_PID = 1,
+	PROCESS_NAME = 6,
+	EVENT_TYPE = 9,
+	EVENT_TRACK_UUID = 11,
+	EVENT_CATEGORIES = 22,
+	EVENT_NAME = 23,
+};
+
+enum { SLICE_BEGIN = 1, SLICE_END = 2 };
+
+#define SEQUENCE_ID 1
+#define SEQ_INCREMENTAL_STATE_CLEARED 1
+#define LINK_TRACK_UUID 1 /* its lanes: the uuids after it */
+#define LINK_LANES 16
+/* a process track: this plus the pid (pids are below 2^22 on Linux) */
+#define PROCESS_TRACK_UUID_BASE (1ull << 32)
+
+struct trace {
+	struct pl_pb pb;
+	FILE *out;
+	bool first;
+	int err;
+};
+
+/* one TracePacket, written out as soon as it is complete */
+static void packet_begin(struct trace *t, uint64_t timestamp_ns, bool with_timestamp)
+{
+	pl__pb_begin(&t->pb, TRACE_PACKET);
+	if (with_timestamp)
+		pl__pb_varint_field(&t->pb, PACKET_TIMESTAMP, timestamp_ns);
+	pl__pb_varint_field(&t->pb, PACKET_SEQUENCE_ID, SEQUENCE_ID);
+	if (t->first) {
+		pl__pb_varint_field(&t->pb, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+		t->first = false;
+	}
+}
+
+static void packet_end(struct trace *t)
+{
+	int err;
+
+	pl__pb_end(&t->pb);
+	if ((err = pl__pb_flush(&t->pb, t->out)) < 0 && !t->err)
+		t->err = err;
+}
+
+/* parent_uuid 0: none */
+static void track(struct trace *t, uint64_t uuid, const char *name, uint64_t parent_uuid,
+		  bool is_process, int64_t pid)
+{
+	packet_begin(t, 0, false);
+	pl__pb_begin(&t->pb, PACKET_TRACK_DESCRIPTOR);
+	pl__pb_varint_field(&t->pb, TRACK_UUID, uuid);
+	pl__pb_string_field(&t->pb, TRACK_NAME, name);
+	if (parent_uuid)
+		pl__pb_varint_field(&t->pb, TRACK_PARENT_UUID, parent_uuid);
+	if (is_process) {
+		pl__pb_begin(&t->pb, TRACK_PROCESS);
+		pl__pb_varint_field(&t->pb, PROCESS_PID, (uint64_t)pid);
+		pl__pb_string_field(&t->pb, PROCESS_NAME, name);
+		pl__pb_end(&t->pb);
+	}
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+static void event(struct trace *t, uint64_t ts_ns, uint64_t track_uuid, unsigned type,
+		  const char *category, const char *name)
+{
+	packet_begin(t, ts_ns, true);
+	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+	pl__pb_varint_field(&t->pb, EVENT_TYPE, type);
+	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, track_uuid);
+	if (name) {
+		pl__pb_string_field(&t->pb, EVENT_CATEGORIES, category);
+		pl__pb_string_field(&t->pb, EVENT_NAME, name);
+	}
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+static void slice(struct trace *t, uint64_t track_uuid, uint64_t start_ns, uint64_t end_ns,
+		  const char *category, const char *name)
+{
+	event(t, start_ns, track_uuid, SLICE_BEGIN, category, name);
+	event(t, end_ns, track_uuid, SLICE_END, category, NULL);
+}
+
+/* Frames overlap when a reply takes longer than the frame interval, and
+ * slices on one track must nest: each frame goes on the first lane (a
+ * child track of the link's) that is free at its send. */
+static void frame_slices(struct trace *t, const struct pl_recording *r)
+{
+	uint64_t lane_end[LINK_LANES];
+	unsigned lanes = 0, k, best;
+	size_t i;
+
+	for (i = 0; i < r->n_frames; i++) {
+		const struct pl_recorded_frame *f = &r->frames[i];
+		uint64_t end;
+		char name[32];
+
+		if (f->have_round_trip)
+			end = f->device_send_ns + f->round_trip_ns;
+		else if (f->have_recv && f->host_recv_device_ns >= f->device_send_ns)
+			end = f->host_recv_device_ns;
+		else
+			continue;
+		if (!lanes)
+			track(t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
+		for (k = 0, best = 0; k < lanes && lane_end[k] > f->device_send_ns; k++)
+			if (lane_end[k] < lane_end[best])
+				best = k;
+		if (k == lanes && lanes < LINK_LANES) {
+			snprintf(name, sizeof(name), "frames %u", lanes);
+			track(t, LINK_TRACK_UUID + 1 + lanes, name, LINK_TRACK_UUID, false, 0);
+			lanes++;
+		} else if (k == lanes) {
+			k = best; /* all lanes busy: the one free soonest */
+		}
+		lane_end[k] = end;
+		snprintf(name, sizeof(name), "frame %" PRIu64, f->frame_id);
+		slice(t, LINK_TRACK_UUID + 1 + k, f->device_send_ns, end, "frame", name);
+	}
+}
+
+static int cmp_stall(const void *a, const void *b)
+{
+	const struct pl_recorded_stall *x = *(const struct pl_recorded_stall *const *)a;
+	const struct pl_recorded_stall *y = *(const struct pl_recorded_stall *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Per victim in time order; a window that overlaps the one before starts
+ * where that ended, so that the slices on a track nest. */
+static int stall_slices(struct trace *t, const struct pl_recording *r)
+{
+	const struct pl_recorded_stall **by_pid;
+	uint64_t previous_end = 0;
+	size_t i;
+
+	if (!r->n_stalls)
+		return 0;
+	by_pid = malloc(r->n_stalls * sizeof(*by_pid));
+	if (!by_pid)
+		return -ENOMEM;
+	for (i = 0; i < r->n_stalls; i++)
+		by_pid[i] = &r->stalls[i];
+	qsort(by_pid, r->n_stalls, sizeof(*by_pid), cmp_stall);
+	for (i = 0; i < r->n_stalls; i++) {
+		const struct pl_recorded_stall *e = by_pid[i];
+		uint64_t uuid = PROCESS_TRACK_UUID_BASE + (uint64_t)e->pid, start = e->start_ns;
+		char name[PL_REC_NAME + 32];
+
+		if (i == 0 || by_pid[i - 1]->pid != e->pid) {
+			snprintf(name, sizeof(name), "%s %" PRId64, e->comm[0] ? e->comm : "?",
+				 e->pid);
+			track(t, uuid, name, 0, true, e->pid);
+			previous_end = 0;
+		}
+		if (start < previous_end)
+			start = previous_end;
+		if (start > e->start_ns + e->duration_ns)
+			continue;
+		snprintf(name, sizeof(name), "stall: %s", e->mechanism);
+		slice(t, uuid, start, e->start_ns + e->duration_ns, "stall", name);
+		previous_end = e->start_ns + e->duration_ns;
+	}
+	free(by_pid);
+	return 0;
+}
+
+int pl__perfetto_trace_write(FILE *out, const void *recording)
+{
+	const struct pl_recording *r = recording;
+	struct trace t = { .out = out, .first = true };
+	int err;
+
+	pl__pb_init(&t.pb);
+	frame_slices(&t, r);
+	err = stall_slices(&t, r);
+	pl__pb_free(&t.pb);
+	if (err < 0)
+		return err;
+	if (t.err < 0)
+		return t.err;
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,101 @@
+/* A recorded run as `perflink-host --out DIR` left it, read back for
+ * export: the frames of DIR/frames.csv and what the exporters use of
+ * DIR/telemetry/TYPE.jsonl (link_diag totals, perflink-profile stages,
+ * stall events, resource samples).
+ *
+ * The files are input from elsewhere (a copy, a truncated run): every line
+ * that does not parse is skipped and counted per file, the rest is kept.
+ * Times are the device's CLOCK_MONOTONIC in ns, as the files have them. */
+#ifndef PL_HOST_RECORDING_H
+#define PL_HOST_RECORDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PL_REC_NAME 64 /* comm, stage and mechanism names, NUL included */
+
+struct pl_recorded_frame {
+	uint64_t frame_id, sequence, bytes, device_send_ns;
+	uint64_t host_recv_device_ns; /* if have_recv */
+	uint64_t round_trip_ns;       /* if have_round_trip */
+	bool have_recv, have_round_trip;
+};
+
+/* one stage of one process, from its last perflink-profile report
+ * (the counts there are cumulative) */
+struct pl_recorded_stage {
+	int64_t pid;
+	char comm[PL_REC_NAME], stage[PL_REC_NAME];
+	uint64_t calls, wall_total_ns, cpu_total_ns;
+};
+
+struct pl_recorded_stall {
+	int64_t pid; /* the victim */
+	char comm[PL_REC_NAME], mechanism[PL_REC_NAME];
+	uint64_t start_ns, duration_ns;
+};
+
+/* one process in the last resource sample */
+struct pl_recorded_process {
+	int64_t pid;
+	char comm[PL_REC_NAME];
+	uint64_t cpu_ticks, resident_bytes;
+	bool have_cpu, have_resident;
+};
+
+/* the device's link totals from the last link_diag line */
+struct pl_recorded_link {
+	bool have;
+	uint64_t frames_sent, frames_held, frames_replaced, frames_lost;
+	uint64_t messages_dropped, bytes;
+};
+
+enum pl_recording_file {
+	PL_REC_FRAMES,    /* frames.csv */
+	PL_REC_LINK_DIAG, /* telemetry/link_diag.jsonl */
+	PL_REC_PROFILE,   /* telemetry/perflink-profile.jsonl */
+	PL_REC_STALL,     /* telemetry/stall.jsonl */
+	PL_REC_RESOURCES, /* telemetry/resources.jsonl */
+	PL_REC_FILE_COUNT
+};
+
+struct pl_recording {
+	struct pl_recorded_frame *frames;
+	size_t n_frames, cap_frames;
+	struct pl_recorded_stage *stages;
+	size_t n_stages, cap_stages;
+	struct pl_recorded_stall *stalls;
+	size_t n_stalls, cap_stalls;
+	struct pl_recorded_process *procs;
+	size_t n_procs, cap_procs;
+	uint64_t clk_tck; /* from the resource header; 0: unknown */
+	struct pl_recorded_link link;
+	bool present[PL_REC_FILE_COUNT];        /* the file was there */
+	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
+	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */
+};
+
+/* The file's name relative to DIR. */
+const char *pl__recording_file_name(enum pl_recording_file f);
+/* Read DIR. 0; -ENOENT when DIR holds none of the files; -ENOMEM or
+ * another -errno from opening or reading. A missing file is no error. */
+int pl__recording_read(struct pl_recording *r, const char *dir);
+void pl__recording_free(struct pl_recording *r);
+
+/* for the readers of each file (recording_*.c) */
+int pl__recording_read_frames_csv(struct pl_recording *r, int dir_fd);
+int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f);
+/* Call line for each line of the file name under dir_fd (without its
+ * newline, NUL-terminated; a line holding a NUL byte is passed as is, and
+ * len tells). line returns 0 for a line it took, 1 for one it skipped
+ * (counted in bad_lines[f]), or a negative errno that stops the read.
+ * 0, -ENOENT (no such file) or -errno. */
+int pl__recording_each_line(struct pl_recording *r, int dir_fd, enum pl_recording_file f,
+			    int (*line)(void *ctx, const char *text, size_t len), void *ctx);
+/* A decimal unsigned integer, the whole of s. */
+bool pl__recording_parse_u64(const char *s, uint64_t *v);
+/* Grow an array of elem bytes to hold one more. 0 or -ENOMEM. */
+int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem);
+
+#endif

@@ -1,0 +1,313 @@
+/* What export uses of DIR/telemetry/TYPE.jsonl, one JSON line at a time
+ * (pl__json_walk): a line that is not valid JSON, or lacks what makes it
+ * useful (a stall without its time or victim), is skipped and counted.
+ *
+ *   link_diag          the totals of the last line
+ *   perflink-profile   per process, the stages of its last report
+ *   stall              every event: victim, mechanism, start and length
+ *   resources          clk_tck from the header; the processes of the last
+ *                      sample (CPU ticks, VmRSS) */
+#include "recording.h"
+#include "json_reader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ITEMS 4096 /* stages or processes in one line */
+
+struct line_state {
+	struct pl_recording *r;
+	enum pl_recording_file f;
+	int err;
+	char type[16];
+	int64_t pid;
+	bool have_pid, have_mono, have_window;
+	char comm[PL_REC_NAME], mechanism[PL_REC_NAME];
+	double mono_s, window_ms;
+	struct pl_recorded_link link;
+	uint64_t clk_tck;
+	/* the line's array items, indexed as in the line */
+	struct pl_recorded_stage *stages;
+	size_t n_stages, cap_stages;
+	struct pl_recorded_process *procs;
+	size_t n_procs, cap_procs;
+};
+
+static bool i64_of(const char *s, int64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+static bool double_of(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0' && isfinite(*v);
+}
+
+static void copy_name(char *dst, const char *src)
+{
+	snprintf(dst, PL_REC_NAME, "%s", src);
+}
+
+/* "PREFIX.N.rest": N and rest, when N is a plausible index */
+static const char *item_of(const char *path, const char *prefix, size_t *index)
+{
+	size_t len = strlen(prefix);
+	unsigned long i;
+	char *end;
+
+	if (strncmp(path, prefix, len) != 0 || path[len] != '.' || path[len + 1] < '0' ||
+	    path[len + 1] > '9')
+		return NULL;
+	errno = 0;
+	i = strtoul(path + len + 1, &end, 10);
+	if (errno || *end != '.' || i >= MAX_ITEMS)
+		return NULL;
+	*index = i;
+	return end + 1;
+}
+
+/* the item at index, grown and zeroed up to it; NULL on ENOMEM (noted) */
+static void *item_at(struct line_state *s, void **v, size_t *n, size_t *cap, size_t elem,
+		     size_t index)
+{
+	while (*n <= index) {
+		int err = pl__recording_grow(v, cap, *n, elem);
+
+		if (err < 0) {
+			s->err = err;
+			return NULL;
+		}
+		memset((char *)*v + *n * elem, 0, elem);
+		(*n)++;
+	}
+	return (char *)*v + index * elem;
+}
+
+static void link_field(struct line_state *s, const char *path, const char *value)
+{
+	static const struct {
+		const char *path;
+		size_t offset;
+	} fields[] = {
+		{ "totals.frames_sent", offsetof(struct pl_recorded_link, frames_sent) },
+		{ "totals.frames_held", offsetof(struct pl_recorded_link, frames_held) },
+		{ "totals.frames_replaced", offsetof(struct pl_recorded_link, frames_replaced) },
+		{ "totals.frames_lost", offsetof(struct pl_recorded_link, frames_lost) },
+		{ "totals.messages_dropped", offsetof(struct pl_recorded_link, messages_dropped) },
+		{ "totals.bytes", offsetof(struct pl_recorded_link, bytes) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (strcmp(path, fields[i].path) == 0 &&
+		    pl__recording_parse_u64(value,
+					    (uint64_t *)((char *)&s->link + fields[i].offset)))
+			s->link.have = true;
+}
+
+static void stage_field(struct line_state *s, size_t index, const char *field, const char *value)
+{
+	struct pl_recorded_stage *st = item_at(s, (void **)&s->stages, &s->n_stages,
+					       &s->cap_stages, sizeof(*st), index);
+
+	if (!st)
+		return;
+	if (strcmp(field, "name") == 0)
+		copy_name(st->stage, value);
+	else if (strcmp(field, "calls") == 0)
+		pl__recording_parse_u64(value, &st->calls);
+	else if (strcmp(field, "wall_total_ns") == 0)
+		pl__recording_parse_u64(value, &st->wall_total_ns);
+	else if (strcmp(field, "cpu_total_ns") == 0)
+		pl__recording_parse_u64(value, &st->cpu_total_ns);
+}
+
+static void process_field(struct line_state *s, size_t index, const char *field,
+			  const char *value)
+{
+	struct pl_recorded_process *p = item_at(s, (void **)&s->procs, &s->n_procs,
+						&s->cap_procs, sizeof(*p), index);
+	uint64_t v;
+
+	if (!p)
+		return;
+	if (strcmp(field, "pid") == 0)
+		i64_of(value, &p->pid);
+	else if (strcmp(field, "comm") == 0)
+		copy_name(p->comm, value);
+	else if ((strcmp(field, "utime_ticks") == 0 || strcmp(field, "stime_ticks") == 0) &&
+		 pl__recording_parse_u64(value, &v)) {
+		p->cpu_ticks += v;
+		p->have_cpu = true;
+	} else if (strcmp(field, "vm_kb.VmRSS") == 0 && pl__recording_parse_u64(value, &v) &&
+		   v <= UINT64_MAX / 1024) {
+		p->resident_bytes = v * 1024;
+		p->have_resident = true;
+	}
+}
+
+static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const char *value)
+{
+	struct line_state *s = ctx;
+	const char *field;
+	size_t index;
+
+	(void)kind;
+	if (strcmp(path, "type") == 0)
+		snprintf(s->type, sizeof(s->type), "%s", value);
+	else if (strcmp(path, "pid") == 0 || strcmp(path, "victim.pid") == 0)
+		s->have_pid = i64_of(value, &s->pid);
+	else if (strcmp(path, "comm") == 0 || strcmp(path, "victim.comm") == 0)
+		copy_name(s->comm, value);
+	else if (strcmp(path, "mechanism") == 0)
+		copy_name(s->mechanism, value);
+	else if (strcmp(path, "mono") == 0)
+		s->have_mono = double_of(value, &s->mono_s) && s->mono_s >= 0 && s->mono_s < 1e10;
+	else if (strcmp(path, "window_ms") == 0)
+		s->have_window = double_of(value, &s->window_ms) && s->window_ms >= 0 &&
+				 s->window_ms < 1e9;
+	else if (strcmp(path, "clk_tck") == 0)
+		pl__recording_parse_u64(value, &s->clk_tck);
+	else if (s->f == PL_REC_LINK_DIAG)
+		link_field(s, path, value);
+	else if (s->f == PL_REC_PROFILE && (field = item_of(path, "stages", &index)))
+		stage_field(s, index, field, value);
+	else if (s->f == PL_REC_RESOURCES && (field = item_of(path, "procs", &index)))
+		process_field(s, index, field, value);
+}
+
+/* a process's new report replaces its stages */
+static int take_profile(struct line_state *s)
+{
+	struct pl_recording *r = s->r;
+	size_t i, kept = 0;
+	int err;
+
+	if (!s->have_pid)
+		return 1;
+	for (i = 0; i < r->n_stages; i++)
+		if (r->stages[i].pid != s->pid)
+			r->stages[kept++] = r->stages[i];
+	r->n_stages = kept;
+	for (i = 0; i < s->n_stages; i++) {
+		struct pl_recorded_stage *st = &s->stages[i];
+
+		if (!st->stage[0])
+			continue;
+		if ((err = pl__recording_grow((void **)&r->stages, &r->cap_stages, r->n_stages,
+					      sizeof(*r->stages))) < 0)
+			return err;
+		st->pid = s->pid;
+		copy_name(st->comm, s->comm);
+		r->stages[r->n_stages++] = *st;
+	}
+	return 0;
+}
+
+static int take_stall(struct line_state *s)
+{
+	struct pl_recording *r = s->r;
+	struct pl_recorded_stall *e;
+	double start_s;
+	int err;
+
+	if (!s->have_pid || s->pid < 0 || !s->have_mono || !s->have_window)
+		return 1;
+	start_s = s->mono_s - s->window_ms / 1e3;
+	if (start_s < 0)
+		start_s = 0;
+	if ((err = pl__recording_grow((void **)&r->stalls, &r->cap_stalls, r->n_stalls,
+				      sizeof(*r->stalls))) < 0)
+		return err;
+	e = &r->stalls[r->n_stalls++];
+	memset(e, 0, sizeof(*e));
+	e->pid = s->pid;
+	copy_name(e->comm, s->comm);
+	copy_name(e->mechanism, s->mechanism[0] ? s->mechanism : "unknown");
+	e->start_ns = (uint64_t)llround(start_s * 1e9);
+	e->duration_ns = (uint64_t)llround(s->window_ms * 1e6);
+	return 0;
+}
+
+static int take_resources(struct line_state *s)
+{
+	struct pl_recording *r = s->r;
+	size_t i;
+	int err;
+
+	if (strcmp(s->type, "header") == 0) {
+		if (!s->clk_tck)
+			return 1;
+		r->clk_tck = s->clk_tck;
+		return 0;
+	}
+	if (strcmp(s->type, "sample") != 0)
+		return 1;
+	r->n_procs = 0;
+	for (i = 0; i < s->n_procs; i++) {
+		if (!s->procs[i].comm[0])
+			continue;
+		if ((err = pl__recording_grow((void **)&r->procs, &r->cap_procs, r->n_procs,
+					      sizeof(*r->procs))) < 0)
+			return err;
+		r->procs[r->n_procs++] = s->procs[i];
+	}
+	return 0;
+}
+
+static int telemetry_line(void *ctx, const char *text, size_t len)
+{
+	struct line_state *s = ctx;
+	int err;
+
+	s->err = 0;
+	s->type[0] = s->comm[0] = s->mechanism[0] = '\0';
+	s->have_pid = s->have_mono = s->have_window = false;
+	s->clk_tck = 0;
+	s->n_stages = s->n_procs = 0;
+	memset(&s->link, 0, sizeof(s->link));
+	err = pl__json_walk(text, len, on_scalar, s);
+	if (s->err < 0)
+		return s->err;
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0)
+		return 1;
+	switch (s->f) {
+	case PL_REC_LINK_DIAG:
+		if (!s->link.have)
+			return 1;
+		s->r->link = s->link;
+		return 0;
+	case PL_REC_PROFILE:
+		return take_profile(s);
+	case PL_REC_STALL:
+		return take_stall(s);
+	case PL_REC_RESOURCES:
+		return take_resources(s);
+	default:
+		return 1;
+	}
+}
+
+int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f)
+{
+	struct line_state s = { .r = r, .f = f };
+	int err;
+
+	err = pl__recording_each_line(r, dir_fd, f, telemetry_line, &s);
+	free(s.stages);
+	free(s.procs);
+	return err;
+}
