@@ -4,6 +4,7 @@
  * and writes what arrived as files. */
 #include "clock.h"
 #include "clock_offset.h"
+#include "export.h"
 #include "latency_table.h"
 #include "log.h"
 #include "options.h"
@@ -66,7 +67,8 @@ static const struct pl_option options[] = {
 	  "give up (exit 1) after S seconds without a frame, unless --seconds is set (0: never)" },
 	{ "out", PL_OPT_STRING, &opt.out, 0, 0, "DIR",
 	  "write DIR/frames.csv and DIR/summary.json at exit (also on SIGINT/SIGTERM) and the "
-	  "device's telemetry as DIR/telemetry/TYPE.jsonl while it arrives" },
+	  "device's telemetry as DIR/telemetry/TYPE.jsonl while it arrives; then, from them, "
+	  "DIR/metrics.prom and DIR/trace.perfetto-trace as `perflink-host export DIR` does" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -125,12 +127,21 @@ static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_n
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: perflink-host [OPTIONS]\n\n"
+	fprintf(out, "usage: perflink-host [OPTIONS]\n"
+		     "       perflink-host export DIR\n\n"
 		     "Receive what perflinkd sends over USB (or TCP with --tcp), check every message\n"
 		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
 		     "second for the clock offset, and print a summary on exit. With --out, write\n"
 		     "frames.csv, summary.json and the device's telemetry into a directory.\n"
 		     "A progress line is shown once a second when stdout is a terminal.\n\n"
+		     "export DIR: read what --out wrote into DIR and (re)write DIR/metrics.prom\n"
+		     "(Prometheus text, for node_exporter's textfile collector) and\n"
+		     "DIR/trace.perfetto-trace (open it in ui.perfetto.dev): frame latencies and\n"
+		     "slices, device link totals, stage calls and times, stall events, process CPU\n"
+		     "and memory. Lines that do not parse are skipped and counted (stderr and\n"
+		     "perflink_export_skipped_lines_total). Exit 0, or 1 when DIR holds no\n"
+		     "recording or a file could not be read or written.\n"
+		     "See docs/host-export.md.\n\n"
 		     "options:\n");
 	pl__options_print_help(options, out);
 }
@@ -287,6 +298,20 @@ static void prepare_outputs(struct pl_host *h)
 	}
 }
 
+/* perflink-host export DIR */
+static int export_command(int argc, char **argv)
+{
+	if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 1 || argv[0][0] == '-') {
+		fprintf(stderr, "usage: perflink-host export DIR\n");
+		return 2;
+	}
+	return pl__export_dir(argv[0]) < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct pl_host_session_hooks hooks = {
@@ -302,6 +327,8 @@ int main(int argc, char **argv)
 	int next, r, status;
 
 	pl__log_init("perflink-host", true, 0);
+	if (argc >= 2 && strcmp(argv[1], "export") == 0)
+		return export_command(argc - 2, argv + 2);
 	r = pl__options_parse_argv(options, argc, argv, &next, err, sizeof(err));
 	if (r == 1) {
 		usage(stdout);

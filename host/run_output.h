@@ -1,5 +1,7 @@
 /* The end of a perflink-host run: the summary on stdout, and the files
- * (--out DIR: frames.csv and summary.json; --frames-csv PATH), each
+ * (--out DIR: frames.csv and summary.json, then metrics.prom and
+ * trace.perfetto-trace from them as `perflink-host export` writes them;
+ * --frames-csv PATH), each
  * written whole or not at all. */
 #ifndef PL_HOST_RUN_OUTPUT_H
 #define PL_HOST_RUN_OUTPUT_H
