@@ -1,0 +1,154 @@
+#!/bin/sh
+# perflink-host export over a recorded directory written here by hand (the
+# files --out writes, with garbage and truncated lines among them): the
+# Perfetto trace decodes with the project's .proto subset and has the
+# tracks and slices the recording calls for, metrics.prom passes promtool
+# and holds the recording's values, bad lines are skipped and counted, an
+# empty directory is refused with a message.
+#
+# usage: test_host_export.sh PERFLINK_HOST PERFETTO_SUBSET_PROTO   (TAP output)
+set -u
+host=$1
+proto=$(realpath "$2")
+dir=$(mktemp -d /tmp/pl-test-export-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $1"
+}
+# has FILE TEXT: the file holds the line TEXT exactly
+has() {
+	grep -qxF -- "$2" "$1"
+}
+
+rec="$dir/rec"
+mkdir -p "$rec/telemetry"
+# frames 1 and 2 overlap (two lanes); frame 3 has no round trip, only the
+# host's receive; then a garbage line and one cut off mid-line
+cat > "$rec/frames.csv" <<'CSV'
+frame_id,sequence,bytes,device_send_ns,host_recv_device_ns,one_way_ms,round_trip_ms
+1,1,1000,1000000000,1002000000,2.000000,30.000000
+2,2,2000,1010000000,1012000000,2.000000,5.000000
+3,3,3000,1050000000,1052000000,2.000000,
+this is not a frame
+4,4,1000,10600
+CSV
+cat > "$rec/telemetry/link_diag.jsonl" <<'JSON'
+{"type":"link_diag","mono_ns":5,"totals":{"frames_sent":9,"frames_held":1,"bytes":100}}
+{"type":"link_diag","mono_ns":6,"last_send":{"bytes":10},"totals":{"frames_sent":10,"frames_held":3,"frames_replaced":1,"frames_lost":0,"messages_dropped":2,"bytes":12345}}
+{"type":"link_diag","totals":{"frames_sent":
+JSON
+cat > "$rec/telemetry/perflink-profile.jsonl" <<'JSON'
+{"type":"perflink-profile","version":1,"pid":812,"comm":"raptor","report":1,"frames":250,"stages":[{"name":"avpu_wait_irq","kind":"wait","calls":250,"wall_total_ns":1000000000,"cpu_total_ns":1000000}]}
+{"type":"perflink-profile","version":1,"pid":812,"comm":"raptor","report":2,"frames":500,"stages":[{"name":"avpu_wait_irq","kind":"wait","calls":500,"wall_total_ns":2500000000,"cpu_total_ns":3000000},{"name":"avpu_flush","kind":"cache","calls":7,"wall_total_ns":7000,"cpu_total_ns":6000}]}
+{garbage
+JSON
+cat > "$rec/telemetry/stall.jsonl" <<'JSON'
+{"type":"stall","wall":1700000000.5,"mono":12.5,"victim":{"pid":900,"comm":"rec\"der","label":"x"},"ongoing":false,"window_ms":500,"mechanism":"writeback"}
+{"type":"stall","wall":1700000001.5,"mono":13.5,"victim":{"pid":900,"comm":"rec\"der","label":"x"},"ongoing":false,"window_ms":200,"mechanism":"writeback"}
+{"type":"stall","wall":1700000002.5,"mono":14,"victim":{"pid":901,"comm":"encoder","label":"y"},"ongoing":false,"window_ms":100,"mechanism":"direct_reclaim"}
+{"type":"stall","mono":15,"window_ms":100,"mechanism":"writeback"}
+JSON
+cat > "$rec/telemetry/resources.jsonl" <<'JSON'
+{"type":"header","schema":1,"clk_tck":100,"page_size":4096}
+{"type":"sample","seq":0,"mono_ns":1,"procs":[{"pid":812,"comm":"raptor","utime_ticks":10,"stime_ticks":5,"vm_kb":{"VmRSS":1024}}]}
+{"type":"sample","seq":1,"mono_ns":2,"procs":[{"pid":812,"comm":"raptor","utime_ticks":150,"stime_ticks":50,"vm_kb":{"VmRSS":2048}},{"pid":813,"comm":"a\\b","utime_ticks":1,"stime_ticks":0}]}
+JSON
+
+"$host" export "$rec" 2> "$dir/stderr"
+ok $? "export exits 0 ($(tr '\n' ' ' < "$dir/stderr"))"
+grep -q 'frames.csv: skipped 2 of 6 lines' "$dir/stderr"
+ok $? "stderr counts the 2 bad lines of frames.csv"
+grep -q 'stall.jsonl: skipped 1 of 4 lines' "$dir/stderr"
+ok $? "stderr counts the stall without a victim"
+[ -s "$rec/metrics.prom" ] && [ -s "$rec/trace.perfetto-trace" ]
+ok $? "metrics.prom and trace.perfetto-trace written"
+ls "$rec" | grep -q '\.tmp\.'
+[ $? -ne 0 ]
+ok $? "no temporary file left"
+
+if command -v protoc > /dev/null; then
+	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
+		"$(basename "$proto")" < "$rec/trace.perfetto-trace" > "$dir/trace.txt" 2> "$dir/protoc.err"
+	ok $? "protoc decodes the trace ($(head -c 200 "$dir/protoc.err"))"
+	for name in 'perflink link' 'frames 0' 'frames 1' 'rec\"der 900' 'encoder 901'; do
+		grep -qF "name: \"$name\"" "$dir/trace.txt"
+		ok $? "trace has the track \"$name\""
+	done
+	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/trace.txt")" -eq 6 ] &&
+		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/trace.txt")" -eq 6 ]
+	ok $? "trace has 6 slices: 3 frames, 3 stalls"
+	[ "$(grep -c 'trusted_packet_sequence_id: 1' "$dir/trace.txt")" -eq "$(grep -c '^packet {' "$dir/trace.txt")" ]
+	ok $? "every packet is on trusted sequence 1"
+	grep -q 'name: "frame 2"' "$dir/trace.txt" && grep -q 'timestamp: 1015000000' "$dir/trace.txt" &&
+		grep -q 'timestamp: 1052000000' "$dir/trace.txt"
+	ok $? "frame slices end at the round trip, else at the host's receive"
+	grep -q 'timestamp: 12000000000' "$dir/trace.txt" && grep -q 'name: "stall: writeback"' "$dir/trace.txt"
+	ok $? "a stall slice starts window_ms before mono and is named by its mechanism"
+else
+	skip "protoc not installed (scripts/deps installs protobuf-compiler)"
+fi
+
+m="$rec/metrics.prom"
+if command -v promtool > /dev/null; then
+	out=$(promtool check metrics < "$m" 2>&1)
+	st=$?
+	[ $st -eq 0 ] && [ -z "$out" ]
+	ok $? "promtool check metrics finds no problem ($out)"
+else
+	skip "promtool not installed (scripts/deps installs prometheus)"
+fi
+has "$m" 'perflink_frames_total 3'
+ok $? "frames counted"
+has "$m" 'perflink_frame_bytes_total 6000'
+ok $? "frame bytes summed"
+has "$m" 'perflink_frame_round_trip_seconds{quantile="0.5"} 0.005000000' &&
+	has "$m" 'perflink_frame_round_trip_seconds{quantile="0.99"} 0.030000000' &&
+	has "$m" 'perflink_frame_round_trip_seconds_count 2'
+ok $? "round-trip quantiles in seconds"
+has "$m" 'perflink_frame_one_way_seconds_count 3'
+ok $? "one-way latency over all 3 frames"
+has "$m" 'perflink_device_frames_held_total 3' && has "$m" 'perflink_device_link_bytes_total 12345' &&
+	has "$m" 'perflink_device_messages_dropped_total 2'
+ok $? "link totals from the last valid link_diag"
+has "$m" 'perflink_stage_calls_total{pid="812",comm="raptor",stage="avpu_wait_irq"} 500' &&
+	has "$m" 'perflink_stage_wall_seconds_total{pid="812",comm="raptor",stage="avpu_wait_irq"} 2.500000000' &&
+	has "$m" 'perflink_stage_cpu_seconds_total{pid="812",comm="raptor",stage="avpu_flush"} 0.000006000'
+ok $? "stage calls and times from the last report"
+[ "$(grep -c '^perflink_stage_calls_total' "$m")" -eq 2 ]
+ok $? "an earlier report does not add stages twice"
+has "$m" 'perflink_stall_events_total{mechanism="writeback"} 2' &&
+	has "$m" 'perflink_stall_events_total{mechanism="direct_reclaim"} 1' &&
+	has "$m" 'perflink_stall_seconds_total{mechanism="writeback"} 0.700000000'
+ok $? "stall events and seconds by mechanism"
+has "$m" 'perflink_process_cpu_seconds_total{pid="812",comm="raptor"} 2.000' &&
+	has "$m" 'perflink_process_resident_memory_bytes{pid="812",comm="raptor"} 2097152'
+ok $? "process CPU seconds and resident bytes from the last sample"
+has "$m" 'perflink_process_cpu_seconds_total{pid="813",comm="a\\b"} 0.010'
+ok $? "a backslash in a label value is escaped"
+has "$m" 'perflink_export_skipped_lines_total{file="frames.csv"} 2' &&
+	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/perflink-profile.jsonl"} 1' &&
+	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/link_diag.jsonl"} 1'
+ok $? "skipped lines counted per file"
+
+mkdir "$dir/empty"
+"$host" export "$dir/empty" 2> "$dir/empty.err"
+st=$?
+[ $st -eq 1 ] && grep -q 'no recording here' "$dir/empty.err" && [ ! -e "$dir/empty/metrics.prom" ]
+ok $? "an empty directory: exit 1 and a message ($(cat "$dir/empty.err"))"
+"$host" export "$dir/missing" 2> /dev/null
+[ $? -eq 1 ]
+ok $? "a missing directory: exit 1"
+"$host" export 2> /dev/null
+[ $? -eq 2 ]
+ok $? "no directory: usage, exit 2"
+
+echo "1..$n"
+exit $failed
