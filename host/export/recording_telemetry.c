@@ -235,8 +235,9 @@ static int take_stall(struct line_state *s)
 	e->pid = s->pid;
 	copy_name(e->comm, s->comm);
 	copy_name(e->mechanism, s->mechanism[0] ? s->mechanism : "unknown");
+	/* the window ends at mono; one said to start before the clock did is cut */
 	e->start_ns = (uint64_t)llround(start_s * 1e9);
-	e->duration_ns = (uint64_t)llround(s->window_ms * 1e6);
+	e->duration_ns = (uint64_t)llround(s->mono_s * 1e9) - e->start_ns;
 	return 0;
 }
 

@@ -55,6 +55,7 @@ cat > "$rec/telemetry/stall.jsonl" <<'JSON'
 {"type":"stall","wall":1700000001.5,"mono":13.5,"victim":{"pid":900,"comm":"rec\"der","label":"x"},"ongoing":false,"window_ms":200,"mechanism":"writeback"}
 {"type":"stall","wall":1700000002.5,"mono":14,"victim":{"pid":901,"comm":"encoder","label":"y"},"ongoing":false,"window_ms":100,"mechanism":"direct_reclaim"}
 {"type":"stall","mono":15,"window_ms":100,"mechanism":"writeback"}
+{"type":"stall","mono":0.001,"victim":{"pid":902,"comm":"early"},"window_ms":900,"mechanism":"compaction"}
 JSON
 cat > "$rec/telemetry/resources.jsonl" <<'JSON'
 {"type":"header","schema":1,"clk_tck":100,"page_size":4096}
@@ -66,7 +67,7 @@ JSON
 ok $? "export exits 0 ($(tr '\n' ' ' < "$dir/stderr"))"
 grep -q 'frames.csv: skipped 2 of 6 lines' "$dir/stderr"
 ok $? "stderr counts the 2 bad lines of frames.csv"
-grep -q 'stall.jsonl: skipped 1 of 4 lines' "$dir/stderr"
+grep -q 'stall.jsonl: skipped 1 of 5 lines' "$dir/stderr"
 ok $? "stderr counts the stall without a victim"
 [ -s "$rec/metrics.prom" ] && [ -s "$rec/trace.perfetto-trace" ]
 ok $? "metrics.prom and trace.perfetto-trace written"
@@ -78,13 +79,13 @@ if command -v protoc > /dev/null; then
 	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
 		"$(basename "$proto")" < "$rec/trace.perfetto-trace" > "$dir/trace.txt" 2> "$dir/protoc.err"
 	ok $? "protoc decodes the trace ($(head -c 200 "$dir/protoc.err"))"
-	for name in 'perflink link' 'frames 0' 'frames 1' 'rec\"der 900' 'encoder 901'; do
+	for name in 'perflink link' 'frames 0' 'frames 1' 'rec\"der 900' 'encoder 901' 'early 902'; do
 		grep -qF "name: \"$name\"" "$dir/trace.txt"
 		ok $? "trace has the track \"$name\""
 	done
-	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/trace.txt")" -eq 6 ] &&
-		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/trace.txt")" -eq 6 ]
-	ok $? "trace has 6 slices: 3 frames, 3 stalls"
+	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/trace.txt")" -eq 7 ] &&
+		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/trace.txt")" -eq 7 ]
+	ok $? "trace has 7 slices: 3 frames, 4 stalls"
 	[ "$(grep -c 'trusted_packet_sequence_id: 1' "$dir/trace.txt")" -eq "$(grep -c '^packet {' "$dir/trace.txt")" ]
 	ok $? "every packet is on trusted sequence 1"
 	grep -q 'name: "frame 2"' "$dir/trace.txt" && grep -q 'timestamp: 1015000000' "$dir/trace.txt" &&
@@ -92,6 +93,8 @@ if command -v protoc > /dev/null; then
 	ok $? "frame slices end at the round trip, else at the host's receive"
 	grep -q 'timestamp: 12000000000' "$dir/trace.txt" && grep -q 'name: "stall: writeback"' "$dir/trace.txt"
 	ok $? "a stall slice starts window_ms before mono and is named by its mechanism"
+	grep -q 'timestamp: 1000000$' "$dir/trace.txt"
+	ok $? "a window said to start before the clock did still ends at mono"
 else
 	skip "protoc not installed (scripts/deps installs protobuf-compiler)"
 fi
