@@ -72,6 +72,20 @@ rows=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | wc -l)
 rtts=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | awk -F, '$7 != ""' | wc -l)
 check "frames.csv: $rows frames, $rtts with the device's round trip" \
 	"[ $rows -eq $frames ] && [ $rtts -eq $frames ]"
+# --out also exported the recording (as `perflink-host export` does)
+check "metrics.prom counts the $frames frames and the capture loop's stages" \
+	"grep -qx 'perflink_frames_total $frames' '$d/host/metrics.prom' &&
+	 grep -q '^perflink_stage_calls_total{pid=\"[0-9]*\",comm=\"capture_loop\"' '$d/host/metrics.prom'"
+export_proto_dir=$(dirname "$0")/../../host/export
+if command -v protoc > /dev/null; then
+	slices=$(protoc --decode=perfetto.protos.Trace --proto_path="$export_proto_dir" \
+		perfetto_subset.proto < "$d/host/trace.perfetto-trace" 2>/dev/null |
+		grep -c 'name: "frame [0-9]*"')
+	check "trace.perfetto-trace decodes with a slice per frame ($slices)" "[ '$slices' -eq $frames ]"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP protoc not installed (scripts/deps installs protobuf-compiler)"
+fi
 check "perflinkd's collector saw the four producers (the pipeline's own)" \
 	"echo '$st' | grep -q '\"accepted\":4'"
 check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
