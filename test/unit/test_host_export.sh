@@ -57,6 +57,10 @@ cat > "$rec/telemetry/stall.jsonl" <<'JSON'
 {"type":"stall","mono":15,"window_ms":100,"mechanism":"writeback"}
 {"type":"stall","mono":0.001,"victim":{"pid":902,"comm":"early"},"window_ms":900,"mechanism":"compaction"}
 JSON
+# a name that is not UTF-8 (a byte 0xff) and one cut in the middle of a
+# character: label values must be UTF-8 or Prometheus refuses the file
+printf '{"type":"stall","mono":20,"victim":{"pid":903,"comm":"bad\377name"},"window_ms":1,"mechanism":"%s\303\251"}\n' \
+	"$(printf '%062d' 0)" >> "$rec/telemetry/stall.jsonl"
 cat > "$rec/telemetry/resources.jsonl" <<'JSON'
 {"type":"header","schema":1,"clk_tck":100,"page_size":4096}
 {"type":"sample","seq":0,"mono_ns":1,"procs":[{"pid":812,"comm":"raptor","utime_ticks":10,"stime_ticks":5,"vm_kb":{"VmRSS":1024}}]}
@@ -67,7 +71,7 @@ JSON
 ok $? "export exits 0 ($(tr '\n' ' ' < "$dir/stderr"))"
 grep -q 'frames.csv: skipped 2 of 6 lines' "$dir/stderr"
 ok $? "stderr counts the 2 bad lines of frames.csv"
-grep -q 'stall.jsonl: skipped 1 of 5 lines' "$dir/stderr"
+grep -q 'stall.jsonl: skipped 1 of 6 lines' "$dir/stderr"
 ok $? "stderr counts the stall without a victim"
 [ -s "$rec/metrics.prom" ] && [ -s "$rec/trace.perfetto-trace" ]
 ok $? "metrics.prom and trace.perfetto-trace written"
@@ -79,13 +83,13 @@ if command -v protoc > /dev/null; then
 	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
 		"$(basename "$proto")" < "$rec/trace.perfetto-trace" > "$dir/trace.txt" 2> "$dir/protoc.err"
 	ok $? "protoc decodes the trace ($(head -c 200 "$dir/protoc.err"))"
-	for name in 'perflink link' 'frames 0' 'frames 1' 'rec\"der 900' 'encoder 901' 'early 902'; do
+	for name in 'perflink link' 'frames 0' 'frames 1' 'rec\"der 900' 'encoder 901' 'early 902' 'bad?name 903'; do
 		grep -qF "name: \"$name\"" "$dir/trace.txt"
 		ok $? "trace has the track \"$name\""
 	done
-	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/trace.txt")" -eq 7 ] &&
-		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/trace.txt")" -eq 7 ]
-	ok $? "trace has 7 slices: 3 frames, 4 stalls"
+	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/trace.txt")" -eq 8 ] &&
+		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/trace.txt")" -eq 8 ]
+	ok $? "trace has 8 slices: 3 frames, 5 stalls"
 	[ "$(grep -c 'trusted_packet_sequence_id: 1' "$dir/trace.txt")" -eq "$(grep -c '^packet {' "$dir/trace.txt")" ]
 	ok $? "every packet is on trusted sequence 1"
 	grep -q 'name: "frame 2"' "$dir/trace.txt" && grep -q 'timestamp: 1015000000' "$dir/trace.txt" &&
@@ -136,6 +140,8 @@ has "$m" 'perflink_process_cpu_seconds_total{pid="812",comm="raptor"} 2.000' &&
 ok $? "process CPU seconds and resident bytes from the last sample"
 has "$m" 'perflink_process_cpu_seconds_total{pid="813",comm="a\\b"} 0.010'
 ok $? "a backslash in a label value is escaped"
+grep -q "^perflink_stall_events_total{mechanism=\"$(printf '%062d' 0)\"} 1$" "$m"
+ok $? "a name is cut between characters, not inside one"
 has "$m" 'perflink_export_skipped_lines_total{file="frames.csv"} 2' &&
 	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/perflink-profile.jsonl"} 1' &&
 	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/link_diag.jsonl"} 1'
