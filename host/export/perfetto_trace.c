@@ -26,7 +26,7 @@ enum {
 	EVENT_NAME = 23,
 };
 
-enum { SLICE_BEGIN = 1, SLICE_END = 2 };
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 
 #define SEQUENCE_ID 1
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
@@ -126,8 +126,6 @@ static void frame_slices(struct trace *t, const struct pl_recording *r)
 			end = f->host_recv_device_ns;
 		else
 			continue;
-		if (!lanes)
-			track(t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
 		for (k = 0, best = 0; k < lanes && lane_end[k] > f->device_send_ns; k++)
 			if (lane_end[k] < lane_end[best])
 				best = k;
@@ -141,6 +139,30 @@ static void frame_slices(struct trace *t, const struct pl_recording *r)
 		lane_end[k] = end;
 		snprintf(name, sizeof(name), "frame %" PRIu64, f->frame_id);
 		slice(t, LINK_TRACK_UUID + 1 + k, f->device_send_ns, end, "frame", name);
+	}
+}
+
+/* where the device's link_diag totals of held, replaced and lost frames
+ * went up: which frames, the recording does not say */
+static void link_instants(struct trace *t, const struct pl_recording *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_link_changes; i++) {
+		const struct pl_recorded_link_change *c = &r->link_changes[i];
+		const struct {
+			const char *what;
+			uint64_t n;
+		} kinds[] = { { "held", c->held }, { "replaced", c->replaced }, { "lost", c->lost } };
+		char name[64];
+		size_t k;
+
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			if (!kinds[k].n)
+				continue;
+			snprintf(name, sizeof(name), "frames %s +%" PRIu64, kinds[k].what, kinds[k].n);
+			event(t, c->mono_ns, LINK_TRACK_UUID, INSTANT, "link", name);
+		}
 	}
 }
 
@@ -200,7 +222,10 @@ int pl__perfetto_trace_write(FILE *out, const void *recording)
 	int err;
 
 	pl__pb_init(&t.pb);
+	if (r->n_frames || r->n_link_changes)
+		track(&t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
 	frame_slices(&t, r);
+	link_instants(&t, r);
 	err = stall_slices(&t, r);
 	pl__pb_free(&t.pb);
 	if (err < 0)

@@ -7,7 +7,9 @@
  *                           device's send to the reply reaching it (the
  *                           round trip) or, without one, to the host's
  *                           receive; on child tracks "frames 0", "frames
- *                           1", ... where frames overlap
+ *                           1", ... where frames overlap; instants
+ *                           "frames held +N" (replaced, lost) where the
+ *                           device's link_diag totals went up
  *   a process track per     a slice per stall event of that victim, named
  *   stalled device process  by its mechanism, over the event's window */
 #ifndef PL_HOST_PERFETTO_TRACE_H

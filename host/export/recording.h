@@ -51,6 +51,14 @@ struct pl_recorded_link {
 	uint64_t messages_dropped, bytes;
 };
 
+/* Frames the device held, replaced or lost between two link_diag lines
+ * (their totals' increase), at the later line's time. The first line is
+ * the baseline; totals that go down (the device restarted) start a new one. */
+struct pl_recorded_link_change {
+	uint64_t mono_ns;
+	uint64_t held, replaced, lost;
+};
+
 enum pl_recording_file {
 	PL_REC_FRAMES,    /* frames.csv */
 	PL_REC_LINK_DIAG, /* telemetry/link_diag.jsonl */
@@ -71,6 +79,8 @@ struct pl_recording {
 	size_t n_procs, cap_procs;
 	uint64_t clk_tck; /* from the resource header; 0: unknown */
 	struct pl_recorded_link link;
+	struct pl_recorded_link_change *link_changes;
+	size_t n_link_changes, cap_link_changes;
 	bool present[PL_REC_FILE_COUNT];        /* the file was there */
 	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
 	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */

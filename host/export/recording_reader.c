@@ -126,5 +126,6 @@ void pl__recording_free(struct pl_recording *r)
 	free(r->stages);
 	free(r->stalls);
 	free(r->procs);
+	free(r->link_changes);
 	memset(r, 0, sizeof(*r));
 }

@@ -2,7 +2,8 @@
  * (pl__json_walk): a line that is not valid JSON, or lacks what makes it
  * useful (a stall without its time or victim), is skipped and counted.
  *
- *   link_diag          the totals of the last line
+ *   link_diag          the totals of the last line, and where frames
+ *                      held, replaced and lost went up
  *   perflink-profile   per process, the stages of its last report
  *   stall              every event: victim, mechanism, start and length
  *   resources          clk_tck from the header; the processes of the last
@@ -24,7 +25,8 @@ struct line_state {
 	int err;
 	char type[16];
 	int64_t pid;
-	bool have_pid, have_mono, have_window;
+	bool have_pid, have_mono, have_window, have_mono_ns;
+	uint64_t mono_ns;
 	char comm[PL_REC_NAME], mechanism[PL_REC_NAME];
 	double mono_s, window_ms;
 	struct pl_recorded_link link;
@@ -223,6 +225,8 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 	else if (strcmp(path, "window_ms") == 0)
 		s->have_window = double_of(value, &s->window_ms) && s->window_ms >= 0 &&
 				 s->window_ms < 1e9;
+	else if (strcmp(path, "mono_ns") == 0)
+		s->have_mono_ns = pl__recording_parse_u64(value, &s->mono_ns);
 	else if (strcmp(path, "clk_tck") == 0)
 		pl__recording_parse_u64(value, &s->clk_tck);
 	else if (s->f == PL_REC_LINK_DIAG)
@@ -231,6 +235,32 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		stage_field(s, index, field, value);
 	else if (s->f == PL_REC_RESOURCES && (field = item_of(path, "procs", &index)))
 		process_field(s, index, field, value);
+}
+
+static int take_link_diag(struct line_state *s)
+{
+	struct pl_recording *r = s->r;
+	const struct pl_recorded_link *was = &r->link, *now = &s->link;
+	struct pl_recorded_link_change *c;
+	int err;
+
+	if (!now->have)
+		return 1;
+	if (was->have && s->have_mono_ns && now->frames_held >= was->frames_held &&
+	    now->frames_replaced >= was->frames_replaced && now->frames_lost >= was->frames_lost &&
+	    (now->frames_held > was->frames_held || now->frames_replaced > was->frames_replaced ||
+	     now->frames_lost > was->frames_lost)) {
+		if ((err = pl__recording_grow((void **)&r->link_changes, &r->cap_link_changes,
+					      r->n_link_changes, sizeof(*r->link_changes))) < 0)
+			return err;
+		c = &r->link_changes[r->n_link_changes++];
+		c->mono_ns = s->mono_ns;
+		c->held = now->frames_held - was->frames_held;
+		c->replaced = now->frames_replaced - was->frames_replaced;
+		c->lost = now->frames_lost - was->frames_lost;
+	}
+	r->link = *now;
+	return 0;
 }
 
 /* a process's new report replaces its stages */
@@ -320,7 +350,7 @@ static int telemetry_line(void *ctx, const char *text, size_t len)
 
 	s->err = 0;
 	s->type[0] = s->comm[0] = s->mechanism[0] = '\0';
-	s->have_pid = s->have_mono = s->have_window = false;
+	s->have_pid = s->have_mono = s->have_window = s->have_mono_ns = false;
 	s->clk_tck = 0;
 	s->n_stages = s->n_procs = 0;
 	memset(&s->link, 0, sizeof(s->link));
@@ -333,10 +363,7 @@ static int telemetry_line(void *ctx, const char *text, size_t len)
 		return 1;
 	switch (s->f) {
 	case PL_REC_LINK_DIAG:
-		if (!s->link.have)
-			return 1;
-		s->r->link = s->link;
-		return 0;
+		return take_link_diag(s);
 	case PL_REC_PROFILE:
 		return take_profile(s);
 	case PL_REC_STALL:

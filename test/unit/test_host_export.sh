@@ -99,6 +99,10 @@ if command -v protoc > /dev/null; then
 	ok $? "a stall slice starts window_ms before mono and is named by its mechanism"
 	grep -q 'timestamp: 1000000$' "$dir/trace.txt"
 	ok $? "a window said to start before the clock did still ends at mono"
+	[ "$(grep -c 'type: TYPE_INSTANT' "$dir/trace.txt")" -eq 2 ] &&
+		grep -q 'name: "frames held +2"' "$dir/trace.txt" &&
+		grep -q 'name: "frames replaced +1"' "$dir/trace.txt"
+	ok $? "instants where link_diag's held and replaced totals went up"
 else
 	skip "protoc not installed (scripts/deps installs protobuf-compiler)"
 fi
