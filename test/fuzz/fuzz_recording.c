@@ -1,0 +1,104 @@
+/* libFuzzer target: perflink-host export over a hostile recording (a
+ * copied or truncated --out directory, or one written by someone else).
+ * The input's first byte picks the file the rest becomes: frames.csv or
+ * one of the telemetry files the export reads; the directory is then read
+ * back (host/export/recording_*.c) and written as Prometheus text and as
+ * a Perfetto trace, into memory.
+ * Checked: reading a directory that holds the file never says there is no
+ * recording; the lines read and the lines skipped agree; the frames kept
+ * are no more than the lines; both writers succeed. */
+#include "metrics_prom.h"
+#include "perfetto_trace.h"
+#include "recording.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[] = "/tmp/pl-fuzz-recording.XXXXXX";
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char sub[sizeof(dir) + 16];
+
+	(void)argc;
+	(void)argv;
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(sub, sizeof(sub), "%s/telemetry", dir);
+	if (mkdir(sub, 0700) != 0)
+		abort();
+	return 0;
+}
+
+static void remove_files(void)
+{
+	char path[sizeof(dir) + 64];
+	int f;
+
+	for (f = 0; f < PL_REC_FILE_COUNT; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 pl__recording_file_name((enum pl_recording_file)f));
+		unlink(path);
+	}
+}
+
+static void write_input(enum pl_recording_file f, const uint8_t *data, size_t size)
+{
+	char path[sizeof(dir) + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, pl__recording_file_name(f));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	close(fd);
+}
+
+static void write_out(int (*fill)(FILE *, const void *), const struct pl_recording *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		abort();
+	if (fill(out, r) < 0)
+		abort(); /* nothing but the writing itself can fail */
+	fclose(out);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pl_recording r;
+	enum pl_recording_file f;
+	int err, i;
+
+	if (size < 1)
+		return 0;
+	f = (enum pl_recording_file)(data[0] % PL_REC_FILE_COUNT);
+	remove_files();
+	write_input(f, data + 1, size - 1);
+	err = pl__recording_read(&r, dir);
+	if (err == -ENOMEM)
+		return 0;
+	if (err < 0)
+		abort(); /* the file is there: a recording, however bad */
+	for (i = 0; i < PL_REC_FILE_COUNT; i++)
+		if (r.bad_lines[i] > r.lines[i])
+			abort();
+	if (r.n_frames > r.lines[PL_REC_FRAMES])
+		abort();
+	write_out(pl__metrics_prom_write, &r);
+	write_out(pl__perfetto_trace_write, &r);
+	pl__recording_free(&r);
+	return 0;
+}
