@@ -157,7 +157,10 @@ static int func_index(const char *name)
  * them dangling (a soak hit it). So the object is first found under the
  * loader's lock (dl_iterate_phdr), then held with dlopen(RTLD_NOLOAD)
  * while dladdr's answer is used, and that answer must be the same object.
- * The program itself, the vdso and ld.so are never unloaded: not held. */
+ * Every object the loader names by a path is held, relative paths too (a
+ * program that dlopens "plugins/libx.so" gets that name back, and dlopen
+ * finds the loaded object by it); the program itself ("") and the vdso
+ * (a bare name) are never unloaded: not held. */
 struct module_find {
 	uintptr_t pc, base;
 	bool found;
@@ -218,7 +221,7 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
 	dl_iterate_phdr(module_cb, &m);
 	if (!m.found)
 		return false;
-	if (m.name[0] == '/' && !exiting) {
+	if (strchr(m.name, '/') && !exiting) {
 		*pin = dlopen(m.name, RTLD_LAZY | RTLD_NOLOAD);
 		if (!*pin)
 			return false; /* unloaded since */
