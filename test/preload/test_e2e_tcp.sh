@@ -84,7 +84,8 @@ if command -v protoc > /dev/null; then
 	check "trace.perfetto-trace decodes with a slice per frame ($slices)" "[ '$slices' -eq $frames ]"
 else
 	n=$((n + 1))
-	echo "ok $n # SKIP protoc not installed (scripts/deps installs protobuf-compiler)"
+	echo "not ok $n - protoc is installed (scripts/deps installs protobuf-compiler)"
+	failed=$((failed + 1))
 fi
 check "perflinkd's collector saw the four producers (the pipeline's own)" \
 	"echo '$st' | grep -q '\"accepted\":4'"

@@ -19,9 +19,12 @@ ok() {
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
 }
-skip() {
+# a tool scripts/deps installs that is missing fails the check: the test
+# must not pass without checking
+missing() {
 	n=$((n + 1))
-	echo "ok $n # SKIP $1"
+	echo "not ok $n - $1"
+	failed=1
 }
 # has FILE TEXT: the file holds the line TEXT exactly
 has() {
@@ -104,7 +107,7 @@ if command -v protoc > /dev/null; then
 		grep -q 'name: "frames replaced +1"' "$dir/trace.txt"
 	ok $? "instants where link_diag's held and replaced totals went up"
 else
-	skip "protoc not installed (scripts/deps installs protobuf-compiler)"
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
 fi
 
 m="$rec/metrics.prom"
@@ -114,7 +117,7 @@ if command -v promtool > /dev/null; then
 	[ $st -eq 0 ] && [ -z "$out" ]
 	ok $? "promtool check metrics finds no problem ($out)"
 else
-	skip "promtool not installed (scripts/deps installs prometheus)"
+	missing "promtool is installed (scripts/deps installs prometheus)"
 fi
 has "$m" 'perflink_frames_total 3'
 ok $? "frames counted"
