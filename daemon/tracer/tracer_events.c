@@ -214,6 +214,8 @@ static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, doub
 			     double mono)
 {
 	struct pl_json *j = &t->json;
+	const char *line;
+	int err;
 
 	pl__json_reset(j);
 	pl__json_begin_object(j, NULL);
@@ -232,7 +234,12 @@ static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, doub
 			       "kernel.task_delayacct switched on during a wait counts it "
 			       "from 0, i.e. the uptime");
 	pl__json_end_object(j);
-	return put_line(t, pl__json_finish(j));
+	line = pl__json_finish(j);
+	if ((err = put_line(t, line)) < 0)
+		return err;
+	if (t->cfg.on_event)
+		t->cfg.on_event(t->cfg.on_event_ctx, line);
+	return 0;
 }
 
 int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)

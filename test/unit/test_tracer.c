@@ -95,6 +95,21 @@ static void tree_config(struct pl_tracer_config *cfg, const char *root, const ch
 	cfg->names = strdup("controlsd, loggerd");
 }
 
+/* The events the tracer hands on (perflinkd forwards them to the host):
+ * how many, and the last one's type. */
+static unsigned events_handed_on;
+static char last_event_handed_on[64];
+
+static void on_event(void *ctx, const char *json_line)
+{
+	const char *type = strstr(json_line, "\"type\":\"");
+
+	(void)ctx;
+	events_handed_on++;
+	snprintf(last_event_handed_on, sizeof(last_event_handed_on), "%.*s",
+		 type ? (int)strcspn(type + 8, "\"") : 0, type ? type + 8 : "");
+}
+
 static struct pl_tracer *open_tree_split(const char *root, const char *out, bool enable_da,
 					  bool cost_split)
 {
@@ -104,6 +119,7 @@ static struct pl_tracer *open_tree_split(const char *root, const char *out, bool
 	tree_config(&cfg, root, out);
 	cfg.enable_delayacct = enable_da;
 	cfg.cost_split = cost_split;
+	cfg.on_event = on_event;
 	if (pl__tracer_open(&t, &cfg) < 0)
 		t = NULL;
 	pl__tracer_config_free(&cfg);
@@ -229,6 +245,9 @@ static void test_deltas_and_reuse(void)
 			       strstr(odd, "\"reason\":\"more delay than the process has lived"),
 		       "the events file says why it is not to be believed");
 		TAP_OK(odd && !strstr(odd, "\"type\":\"stall\""), "and it is no stall");
+		TAP_OK(events_handed_on > 0 && strcmp(last_event_handed_on, "implausible_blkio") == 0,
+		       "and it is handed on, as stalls are, for perflinkd to forward (%u, last %s)",
+		       events_handed_on, last_event_handed_on);
 		tree_stat(root, 400, "controlsd", 'S', 1, born, (unsigned long long)now.tv_sec * 200);
 		TAP_OK(pl__tracer_tick(t) == 0, "tick 7: another jump");
 		odd = strstr(tree_slurp(ev), "\"type\":\"implausible_blkio\"");
