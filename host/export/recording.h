@@ -103,8 +103,6 @@ int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_rec
  * 0, -ENOENT (no such file) or -errno. */
 int pl__recording_each_line(struct pl_recording *r, int dir_fd, enum pl_recording_file f,
 			    int (*line)(void *ctx, const char *text, size_t len), void *ctx);
-/* A decimal unsigned integer, the whole of s. */
-bool pl__recording_parse_u64(const char *s, uint64_t *v);
 /* Grow an array of elem bytes to hold one more. 0 or -ENOMEM. */
 int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem);
 

@@ -2,6 +2,7 @@
  * pl__latency_table_write_csv: frame_id,sequence,bytes,device_send_ns,
  * host_recv_device_ns,one_way_ms,round_trip_ms; the last three empty where
  * unknown). A line that is not seven such cells is skipped. */
+#include "proc_parse.h"
 #include "recording.h"
 
 #include <errno.h>
@@ -52,13 +53,13 @@ static int frame_line(void *ctx, const char *text, size_t len)
 	if (n != CELLS - 1 || p)
 		return 1;
 	memset(&fr, 0, sizeof(fr));
-	if (!pl__recording_parse_u64(cell[0], &fr.frame_id) ||
-	    !pl__recording_parse_u64(cell[1], &fr.sequence) ||
-	    !pl__recording_parse_u64(cell[2], &fr.bytes) ||
-	    !pl__recording_parse_u64(cell[3], &fr.device_send_ns))
+	if (!pl__parse_u64_all(cell[0], &fr.frame_id) ||
+	    !pl__parse_u64_all(cell[1], &fr.sequence) ||
+	    !pl__parse_u64_all(cell[2], &fr.bytes) ||
+	    !pl__parse_u64_all(cell[3], &fr.device_send_ns))
 		return 1;
 	if (cell[4][0]) {
-		if (!pl__recording_parse_u64(cell[4], &fr.host_recv_device_ns))
+		if (!pl__parse_u64_all(cell[4], &fr.host_recv_device_ns))
 			return 1;
 		fr.have_recv = true;
 	}

@@ -21,17 +21,6 @@ const char *pl__recording_file_name(enum pl_recording_file f)
 	return file_names[f];
 }
 
-bool pl__recording_parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno == 0 && *end == '\0';
-}
-
 int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem)
 {
 	size_t want;

@@ -8,6 +8,7 @@
  *   stall              every event: victim, mechanism, start and length
  *   resources          clk_tck from the header; the processes of the last
  *                      sample (CPU ticks, VmRSS) */
+#include "proc_parse.h"
 #include "recording.h"
 #include "json_reader.h"
 
@@ -159,7 +160,7 @@ static void link_field(struct line_state *s, const char *path, const char *value
 
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (strcmp(path, fields[i].path) == 0 &&
-		    pl__recording_parse_u64(value,
+		    pl__parse_u64_all(value,
 					    (uint64_t *)((char *)&s->link + fields[i].offset)))
 			s->link.have = true;
 }
@@ -174,11 +175,11 @@ static void stage_field(struct line_state *s, size_t index, const char *field, c
 	if (strcmp(field, "name") == 0)
 		copy_name(st->stage, value);
 	else if (strcmp(field, "calls") == 0)
-		pl__recording_parse_u64(value, &st->calls);
+		pl__parse_u64_all(value, &st->calls);
 	else if (strcmp(field, "wall_total_ns") == 0)
-		pl__recording_parse_u64(value, &st->wall_total_ns);
+		pl__parse_u64_all(value, &st->wall_total_ns);
 	else if (strcmp(field, "cpu_total_ns") == 0)
-		pl__recording_parse_u64(value, &st->cpu_total_ns);
+		pl__parse_u64_all(value, &st->cpu_total_ns);
 }
 
 static void process_field(struct line_state *s, size_t index, const char *field,
@@ -195,10 +196,10 @@ static void process_field(struct line_state *s, size_t index, const char *field,
 	else if (strcmp(field, "comm") == 0)
 		copy_name(p->comm, value);
 	else if ((strcmp(field, "utime_ticks") == 0 || strcmp(field, "stime_ticks") == 0) &&
-		 pl__recording_parse_u64(value, &v)) {
+		 pl__parse_u64_all(value, &v)) {
 		p->cpu_ticks += v;
 		p->have_cpu = true;
-	} else if (strcmp(field, "vm_kb.VmRSS") == 0 && pl__recording_parse_u64(value, &v) &&
+	} else if (strcmp(field, "vm_kb.VmRSS") == 0 && pl__parse_u64_all(value, &v) &&
 		   v <= UINT64_MAX / 1024) {
 		p->resident_bytes = v * 1024;
 		p->have_resident = true;
@@ -226,9 +227,9 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		s->have_window = double_of(value, &s->window_ms) && s->window_ms >= 0 &&
 				 s->window_ms < 1e9;
 	else if (strcmp(path, "mono_ns") == 0)
-		s->have_mono_ns = pl__recording_parse_u64(value, &s->mono_ns);
+		s->have_mono_ns = pl__parse_u64_all(value, &s->mono_ns);
 	else if (strcmp(path, "clk_tck") == 0)
-		pl__recording_parse_u64(value, &s->clk_tck);
+		pl__parse_u64_all(value, &s->clk_tck);
 	else if (s->f == PL_REC_LINK_DIAG)
 		link_field(s, path, value);
 	else if (s->f == PL_REC_PROFILE && (field = item_of(path, "stages", &index)))
