@@ -157,6 +157,39 @@ static int sys_cacheflush(void *addr, int bytes, int cache)
 #endif
 }
 
+/* The waits have no kernel fallback: every C library has them (only the
+ * newest forms may be missing, and a program cannot call what its C
+ * library lacks), and no lookup waits in one. Should a call come while a
+ * lookup is in progress, it fails as a kernel without the call would. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define NO_WAIT_FALLBACK(name, params)         \
+	static int name params                 \
+	{                                      \
+		errno = ENOSYS;                \
+		return -1;                     \
+	}
+NO_WAIT_FALLBACK(no_poll, (struct pollfd *f, nfds_t n, int t))
+NO_WAIT_FALLBACK(no_ppoll, (struct pollfd *f, nfds_t n, const struct timespec *t,
+			    const sigset_t *m))
+NO_WAIT_FALLBACK(no_ppoll64, (struct pollfd *f, nfds_t n, const void *t, const sigset_t *m))
+NO_WAIT_FALLBACK(no_poll_chk, (struct pollfd *f, nfds_t n, int t, size_t l))
+NO_WAIT_FALLBACK(no_ppoll_chk, (struct pollfd *f, nfds_t n, const struct timespec *t,
+				const sigset_t *m, size_t l))
+NO_WAIT_FALLBACK(no_select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t))
+NO_WAIT_FALLBACK(no_select64, (int n, fd_set *r, fd_set *w, fd_set *e, void *t))
+NO_WAIT_FALLBACK(no_pselect, (int n, fd_set *r, fd_set *w, fd_set *e,
+			      const struct timespec *t, const sigset_t *m))
+NO_WAIT_FALLBACK(no_pselect64, (int n, fd_set *r, fd_set *w, fd_set *e, const void *t,
+				const sigset_t *m))
+NO_WAIT_FALLBACK(no_epoll_wait, (int ep, struct epoll_event *ev, int n, int t))
+NO_WAIT_FALLBACK(no_epoll_pwait, (int ep, struct epoll_event *ev, int n, int t,
+				  const sigset_t *m))
+NO_WAIT_FALLBACK(no_epoll_pwait2, (int ep, struct epoll_event *ev, int n, const void *t,
+				   const sigset_t *m))
+NO_WAIT_FALLBACK(no_epoll_ctl, (int ep, int op, int fd, struct epoll_event *ev))
+#pragma GCC diagnostic pop
+
 /* The resolvers: each looks its symbol up, then makes the call. */
 
 static int resolve_ioctl(int fd, pl_ioctl_req req, ...)
@@ -298,6 +331,88 @@ static int resolve_cacheflush(void *addr, int bytes, int cache)
 		       sys_cacheflush)(addr, bytes, cache);
 }
 
+static int resolve_poll(struct pollfd *f, nfds_t n, int t)
+{
+	return RESOLVE(poll, pl_poll_fn, "poll", NULL, no_poll)(f, n, t);
+}
+
+static int resolve_ppoll(struct pollfd *f, nfds_t n, const struct timespec *t, const sigset_t *m)
+{
+	return RESOLVE(ppoll, pl_ppoll_fn, "ppoll", NULL, no_ppoll)(f, n, t, m);
+}
+
+static int resolve_ppoll64(struct pollfd *f, nfds_t n, const void *t, const sigset_t *m)
+{
+	return RESOLVE(ppoll64, pl_ppoll64_fn, "__ppoll64", NULL, no_ppoll64)(f, n, t, m);
+}
+
+static int resolve_poll_chk(struct pollfd *f, nfds_t n, int t, size_t l)
+{
+	return RESOLVE(poll_chk, pl_poll_chk_fn, "__poll_chk", NULL, no_poll_chk)(f, n, t, l);
+}
+
+static int resolve_ppoll_chk(struct pollfd *f, nfds_t n, const struct timespec *t,
+			     const sigset_t *m, size_t l)
+{
+	return RESOLVE(ppoll_chk, pl_ppoll_chk_fn, "__ppoll_chk", NULL, no_ppoll_chk)(f, n, t, m,
+										      l);
+}
+
+static int resolve_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
+{
+	return RESOLVE(select, pl_select_fn, "select", NULL, no_select)(n, r, w, e, t);
+}
+
+static int resolve_select64(int n, fd_set *r, fd_set *w, fd_set *e, void *t)
+{
+	return RESOLVE(select64, pl_select64_fn, "__select64", NULL, no_select64)(n, r, w, e, t);
+}
+
+static int resolve_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
+			   const sigset_t *m)
+{
+	return RESOLVE(pselect, pl_pselect_fn, "pselect", NULL, no_pselect)(n, r, w, e, t, m);
+}
+
+static int resolve_pselect64(int n, fd_set *r, fd_set *w, fd_set *e, const void *t,
+			     const sigset_t *m)
+{
+	return RESOLVE(pselect64, pl_pselect64_fn, "__pselect64", NULL, no_pselect64)(n, r, w, e,
+										      t, m);
+}
+
+static int resolve_epoll_wait(int ep, struct epoll_event *ev, int n, int t)
+{
+	return RESOLVE(epoll_wait, pl_epoll_wait_fn, "epoll_wait", NULL, no_epoll_wait)(ep, ev,
+											n, t);
+}
+
+static int resolve_epoll_pwait(int ep, struct epoll_event *ev, int n, int t, const sigset_t *m)
+{
+	return RESOLVE(epoll_pwait, pl_epoll_pwait_fn, "epoll_pwait", NULL,
+		       no_epoll_pwait)(ep, ev, n, t, m);
+}
+
+static int resolve_epoll_pwait2(int ep, struct epoll_event *ev, int n, const void *t,
+				const sigset_t *m)
+{
+	return RESOLVE(epoll_pwait2, pl_epoll_pwait2_fn, "epoll_pwait2", NULL,
+		       no_epoll_pwait2)(ep, ev, n, t, m);
+}
+
+static int resolve_epoll_pwait2_time64(int ep, struct epoll_event *ev, int n, const void *t,
+				       const sigset_t *m)
+{
+	return RESOLVE(epoll_pwait2_time64, pl_epoll_pwait2_fn, "__epoll_pwait2_time64", NULL,
+		       no_epoll_pwait2)(ep, ev, n, t, m);
+}
+
+static int resolve_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev)
+{
+	return RESOLVE(epoll_ctl, pl_epoll_ctl_fn, "epoll_ctl", NULL, no_epoll_ctl)(ep, op, fd,
+										   ev);
+}
+
 struct pl_real pl__real = {
 	.ioctl = resolve_ioctl,
 	.ioctl_time64 = resolve_ioctl_time64,
@@ -318,6 +433,20 @@ struct pl_real pl__real = {
 	.dup2 = resolve_dup2,
 	.dup3 = resolve_dup3,
 	.cacheflush = resolve_cacheflush,
+	.poll = resolve_poll,
+	.ppoll = resolve_ppoll,
+	.ppoll64 = resolve_ppoll64,
+	.poll_chk = resolve_poll_chk,
+	.ppoll_chk = resolve_ppoll_chk,
+	.select = resolve_select,
+	.select64 = resolve_select64,
+	.pselect = resolve_pselect,
+	.pselect64 = resolve_pselect64,
+	.epoll_wait = resolve_epoll_wait,
+	.epoll_pwait = resolve_epoll_pwait,
+	.epoll_pwait2 = resolve_epoll_pwait2,
+	.epoll_pwait2_time64 = resolve_epoll_pwait2_time64,
+	.epoll_ctl = resolve_epoll_ctl,
 };
 
 void pl__real_resolve_all(void)
@@ -344,5 +473,26 @@ void pl__real_resolve_all(void)
 	(void)RESOLVE(dup3, pl_dup3_fn, "dup3", NULL, sys_dup3);
 #ifdef __mips__
 	(void)RESOLVE(cacheflush, pl_cacheflush_fn, "cacheflush", "_flush_cache", sys_cacheflush);
+#endif
+	(void)RESOLVE(poll, pl_poll_fn, "poll", NULL, no_poll);
+	(void)RESOLVE(ppoll, pl_ppoll_fn, "ppoll", NULL, no_ppoll);
+	(void)RESOLVE(select, pl_select_fn, "select", NULL, no_select);
+	(void)RESOLVE(pselect, pl_pselect_fn, "pselect", NULL, no_pselect);
+	(void)RESOLVE(epoll_wait, pl_epoll_wait_fn, "epoll_wait", NULL, no_epoll_wait);
+	(void)RESOLVE(epoll_pwait, pl_epoll_pwait_fn, "epoll_pwait", NULL, no_epoll_pwait);
+	(void)RESOLVE(epoll_ctl, pl_epoll_ctl_fn, "epoll_ctl", NULL, no_epoll_ctl);
+#ifdef __GLIBC__
+	(void)RESOLVE(poll_chk, pl_poll_chk_fn, "__poll_chk", NULL, no_poll_chk);
+	(void)RESOLVE(ppoll_chk, pl_ppoll_chk_fn, "__ppoll_chk", NULL, no_ppoll_chk);
+#endif
+#ifdef PL_HAVE_EPOLL_PWAIT2
+	(void)RESOLVE(epoll_pwait2, pl_epoll_pwait2_fn, "epoll_pwait2", NULL, no_epoll_pwait2);
+#endif
+#if defined(__GLIBC__) && defined(__TIMESIZE) && __TIMESIZE == 32
+	(void)RESOLVE(ppoll64, pl_ppoll64_fn, "__ppoll64", NULL, no_ppoll64);
+	(void)RESOLVE(select64, pl_select64_fn, "__select64", NULL, no_select64);
+	(void)RESOLVE(pselect64, pl_pselect64_fn, "__pselect64", NULL, no_pselect64);
+	(void)RESOLVE(epoll_pwait2_time64, pl_epoll_pwait2_fn, "__epoll_pwait2_time64", NULL,
+		      no_epoll_pwait2);
 #endif
 }

@@ -7,6 +7,49 @@
 #include <unistd.h>
 
 static uint32_t fd_word[PL_FD_MAX];
+/* The wait state (fdtab.h): the fd's wait stage; for an fd in an epoll
+ * set, 1 + that set's fd; for an epoll fd, how many of its members have a
+ * wait stage (and fd_wait holds the latest one's). */
+static uint8_t fd_wait[PL_FD_MAX];
+static uint16_t fd_epoll_set[PL_FD_MAX];
+static uint8_t fd_staged_members[PL_FD_MAX];
+static bool waits_known;
+
+static bool in_table(int fd) { return fd >= 0 && fd < PL_FD_MAX; }
+
+/* epfd gained (+1) or lost (-1) a member whose wait stage is stage. */
+static void epoll_member_staged(int epfd, int delta, unsigned stage)
+{
+	uint8_t n = __atomic_load_n(&fd_staged_members[epfd], __ATOMIC_RELAXED);
+
+	if (delta > 0) {
+		if (n < UINT8_MAX)
+			__atomic_store_n(&fd_staged_members[epfd], (uint8_t)(n + 1),
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&fd_wait[epfd], (uint8_t)stage, __ATOMIC_RELAXED);
+		return;
+	}
+	if (n == 0)
+		return;
+	__atomic_store_n(&fd_staged_members[epfd], (uint8_t)(n - 1), __ATOMIC_RELAXED);
+	if (n == 1)
+		__atomic_store_n(&fd_wait[epfd], 0, __ATOMIC_RELAXED);
+}
+
+/* The number fd is being reused or freed: forget its wait state, and take
+ * it out of the epoll set it was in (the kernel does, once the file is
+ * closed). */
+static void forget_wait(int fd)
+{
+	uint16_t set = __atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED);
+	uint8_t stage = __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED);
+
+	if (set && stage && in_table(set - 1))
+		epoll_member_staged(set - 1, -1, stage);
+	__atomic_store_n(&fd_epoll_set[fd], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_wait[fd], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_staged_members[fd], 0, __ATOMIC_RELAXED);
+}
 
 static uint32_t match_patterns(const char *path)
 {
@@ -44,6 +87,7 @@ void pl__fd_opened(int fd, const char *path)
 
 	if (fd < 0 || fd >= PL_FD_MAX)
 		return;
+	forget_wait(fd);
 	/* an absolute path that matches is enough; otherwise leave the fd
 	 * unclassified and let /proc say where it leads if it ever matters */
 	if (path && path[0] == '/' && pl__stages.n_patterns) {
@@ -57,8 +101,10 @@ void pl__fd_opened(int fd, const char *path)
 
 void pl__fd_closed(int fd)
 {
-	if (fd >= 0 && fd < PL_FD_MAX)
-		__atomic_store_n(&fd_word[fd], 0, __ATOMIC_RELAXED);
+	if (!in_table(fd))
+		return;
+	__atomic_store_n(&fd_word[fd], 0, __ATOMIC_RELAXED);
+	forget_wait(fd);
 }
 
 void pl__fd_closed_range(unsigned int first, unsigned int last)
@@ -66,18 +112,24 @@ void pl__fd_closed_range(unsigned int first, unsigned int last)
 	unsigned int fd;
 
 	for (fd = first; fd <= last && fd < PL_FD_MAX; fd++)
-		__atomic_store_n(&fd_word[fd], 0, __ATOMIC_RELAXED);
+		pl__fd_closed((int)fd);
 }
 
 void pl__fd_copied(int from, int to)
 {
 	uint32_t word = 0;
+	uint8_t stage = 0;
 
-	if (to < 0 || to >= PL_FD_MAX)
+	if (!in_table(to))
 		return;
-	if (from >= 0 && from < PL_FD_MAX)
+	if (in_table(from)) {
 		word = __atomic_load_n(&fd_word[from], __ATOMIC_RELAXED);
+		stage = __atomic_load_n(&fd_wait[from], __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&fd_word[to], word, __ATOMIC_RELAXED);
+	/* the copy is the same device, in no epoll set of its own */
+	forget_wait(to);
+	__atomic_store_n(&fd_wait[to], stage, __ATOMIC_RELAXED);
 }
 
 uint32_t pl__fd_patterns(int fd)
@@ -112,4 +164,63 @@ bool pl__fd_has_flag(int fd, uint32_t flag)
 	if (fd < 0 || fd >= PL_FD_MAX)
 		return false;
 	return (__atomic_load_n(&fd_word[fd], __ATOMIC_RELAXED) & flag) != 0;
+}
+
+void pl__fd_learn_wait(int fd, unsigned wait_stage, bool boundary)
+{
+	uint8_t old;
+	uint16_t set;
+
+	if (!in_table(fd) || wait_stage == 0 || wait_stage > UINT8_MAX)
+		return;
+	old = __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED);
+	if (old == wait_stage || (old && !boundary))
+		return; /* the hot path: known already */
+	__atomic_store_n(&fd_wait[fd], (uint8_t)wait_stage, __ATOMIC_RELAXED);
+	__atomic_store_n(&waits_known, true, __ATOMIC_RELAXED);
+	set = __atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED);
+	if (!set || !in_table(set - 1))
+		return;
+	if (old)
+		__atomic_store_n(&fd_wait[set - 1], (uint8_t)wait_stage, __ATOMIC_RELAXED);
+	else
+		epoll_member_staged(set - 1, +1, wait_stage);
+}
+
+bool pl__fd_waits_known(void)
+{
+	return __atomic_load_n(&waits_known, __ATOMIC_RELAXED);
+}
+
+unsigned pl__fd_wait_stage(int fd)
+{
+	return in_table(fd) ? __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED) : 0;
+}
+
+void pl__fd_epoll_added(int epfd, int fd)
+{
+	uint8_t stage;
+
+	if (!in_table(epfd) || !in_table(fd))
+		return;
+	/* in one set at a time, as far as this table knows */
+	if (__atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED))
+		pl__fd_epoll_removed(__atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED) - 1, fd);
+	__atomic_store_n(&fd_epoll_set[fd], (uint16_t)(epfd + 1), __ATOMIC_RELAXED);
+	stage = __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED);
+	if (stage)
+		epoll_member_staged(epfd, +1, stage);
+}
+
+void pl__fd_epoll_removed(int epfd, int fd)
+{
+	uint8_t stage;
+
+	if (!in_table(epfd) || !in_table(fd) ||
+	    __atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED) != epfd + 1)
+		return;
+	__atomic_store_n(&fd_epoll_set[fd], 0, __ATOMIC_RELAXED);
+	stage = __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED);
+	if (stage)
+		epoll_member_staged(epfd, -1, stage);
 }

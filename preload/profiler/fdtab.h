@@ -42,4 +42,24 @@ uint32_t pl__fd_patterns(int fd);
 void pl__fd_set_flag(int fd, uint32_t flag, bool on);
 bool pl__fd_has_flag(int fd, uint32_t flag);
 
+/* Which wait stage (stages.h: 1 + its index, 0 none) a thread waiting on
+ * fd in poll, select or epoll is waiting for. An fd learns it from its
+ * first successful call of a dequeue or wait stage that has a companion
+ * (a frame-boundary stage's companion wins over another's), so the wait
+ * before a device's first dequeue is not timed. An epoll fd has the wait
+ * stage of the staged fds registered with it: epoll_ctl tells which (one
+ * epoll set per fd is remembered, the last it was added to; a set closed
+ * while its members stay open leaves them pointing at its number).
+ * Updated with relaxed atomics: two threads changing the same entries at
+ * once may leave an epoll set's count off by one, which costs a wait timed
+ * or not, never a wrong result to the target. */
+void pl__fd_learn_wait(int fd, unsigned wait_stage, bool boundary);
+unsigned pl__fd_wait_stage(int fd);
+/* Whether any fd has learnt a wait stage yet: until one has, no wait is
+ * looked at. */
+bool pl__fd_waits_known(void);
+/* After a successful EPOLL_CTL_ADD or EPOLL_CTL_DEL of fd to/from epfd. */
+void pl__fd_epoll_added(int epfd, int fd);
+void pl__fd_epoll_removed(int epfd, int fd);
+
 #endif

@@ -6,11 +6,11 @@
 #include "reporter.h"
 #include "stages.h"
 #include "stats.h"
+#include "user_read.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include <linux/videodev2.h>
 
@@ -54,16 +54,6 @@ static uint64_t buffer_bytes(int fd)
 	return end > 0 ? (uint64_t)end : 0;
 }
 
-/* Read from the caller's memory without trusting that it is mapped: a
- * field beyond the size the request code declares is one the driver reads
- * by private convention, and the pointer may not reach that far. */
-static int safe_read(void *dst, const void *src, size_t len)
-{
-	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
 static uint64_t extract(const void *arg, const struct pl_extract *x)
 {
 	const unsigned char *src = (const unsigned char *)arg + x->offset;
@@ -76,7 +66,9 @@ static uint64_t extract(const void *arg, const struct pl_extract *x)
 		return 0;
 	if (x->within_ioc)
 		memcpy(buf, src, x->width);
-	else if (safe_read(buf, src, x->width) < 0)
+	/* a field beyond the size the request code declares is one the
+	 * driver reads by private convention: the pointer may not reach it */
+	else if (pl__user_read(buf, src, x->width) < 0)
 		return 0;
 	switch (x->width) {
 	case 1:
@@ -229,8 +221,14 @@ int pl__profile_ioctl(pl_ioctl_fn real, int fd, pl_ioctl_req req, void *arg, voi
 	s.cpu_ns = c1 > c0 ? c1 - c0 : 0;
 	if (pl__stages.stage[r->stage].kind == PL_KIND_CACHE)
 		s.site = (uintptr_t)site;
-	if (ret >= 0)
+	if (ret >= 0) {
+		const struct pl_stage *st = &pl__stages.stage[r->stage];
+
 		frame = after_success(r, fd, arg, &s);
+		/* from now on, a poll on fd waits for this stage (waits.h) */
+		if (st->wait_stage)
+			pl__fd_learn_wait(fd, st->wait_stage, st->boundary);
+	}
 	pl__stats_record(&s);
 	if (frame)
 		pl__report_frame_completed();

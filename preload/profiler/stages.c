@@ -227,6 +227,36 @@ static int apply_boundaries(char *err, size_t errlen)
 	return 0;
 }
 
+/* Each dequeue and wait stage gets a companion, NAME.wait of kind wait, for
+ * the time a thread spends in poll, select or epoll on that stage's device
+ * before the call (waits.h): a poll-based capture client waits there, not
+ * in its DQBUF. Added last, so that a file's stages and the built-in ones
+ * always have room first; a stage whose companion's name would be too
+ * long, is already taken, or finds the table full, goes without (its waits
+ * are then not timed). */
+static void add_wait_companions(void)
+{
+	unsigned n = pl__stages.n_stages, i;
+	char name[PL_STAGE_NAME_MAX];
+	char err[8];
+
+	for (i = 0; i < n && pl__stages.n_stages < PL_MAX_STAGES; i++) {
+		struct pl_stage *st = &pl__stages.stage[i];
+		int w;
+
+		if (st->kind != PL_KIND_DEQUEUE && st->kind != PL_KIND_WAIT)
+			continue;
+		if (strlen(st->name) + sizeof(PL_WAIT_SUFFIX) > sizeof(name))
+			continue;
+		pl__fmt(name, sizeof(name), "%s" PL_WAIT_SUFFIX, st->name);
+		if (pl__stages_find(name) >= 0)
+			continue;
+		w = pl__stages_add_stage(name, PL_KIND_WAIT, 0, err, sizeof(err));
+		if (w >= 0)
+			st->wait_stage = (uint8_t)(w + 1);
+	}
+}
+
 /* The file's rules first, so that they win over built-in ones. */
 static int build(const char *path, char *text, size_t len, char *err, size_t errlen)
 {
@@ -248,6 +278,8 @@ static int build(const char *path, char *text, size_t len, char *err, size_t err
 		r = apply_boundaries(err, errlen);
 	if (r == 0)
 		r = index_rules(err, errlen);
+	if (r == 0)
+		add_wait_companions();
 	/* a limit the file's stages reach only together with the built-in ones */
 	if (r < 0 && *build_path && strncmp(err, build_path, strlen(build_path)) != 0) {
 		char msg[256];

@@ -21,6 +21,7 @@
 #define PL_MAX_PATTERNS 28 /* one bit each in the fd table */
 #define PL_PATTERN_MAX 128
 #define PL_STAGE_NAME_MAX 32
+#define PL_WAIT_SUFFIX ".wait" /* a dequeue or wait stage's poll-wait companion */
 #define PL_HASH_SLOTS 512 /* power of two, well above PL_MAX_RULES */
 
 enum pl_stage_kind {
@@ -57,6 +58,10 @@ struct pl_stage {
 	bool boundary;    /* a successful call completes a frame */
 	bool from_config; /* declared in the stage file */
 	unsigned line;    /* where the file first names it; 0: built in */
+	/* 1 + the index of this stage's companion "NAME.wait", which times the
+	 * thread's waits in poll, select and epoll for this stage's device
+	 * (waits.h); 0: none (not a dequeue or wait stage, or no room) */
+	uint8_t wait_stage;
 };
 
 struct pl_rule {

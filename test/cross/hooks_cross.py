@@ -51,10 +51,12 @@ def check_probe(lib, fionread, tcgets, nm, probe, time64, runner, tmp):
                                text=True).stdout.split()]
         ok("__ioctl_time64" in syms, "%s imports __ioctl_time64 (ioctl in a _TIME_BITS=64 "
            "program on 32-bit glibc)" % tag)
+        for f in ("__ppoll64", "__select64", "__pselect64"):
+            ok(f in syms, "%s imports %s (its time64 wait)" % (tag, f))
     stages = os.path.join(tmp, tag + ".stages")
     out = os.path.join(tmp, tag + ".jsonl")
     with open(stages, "w") as f:
-        f.write("stage probe_pipe other pipe:*    0x%x boundary\n"
+        f.write("stage probe_pipe dequeue pipe:*  0x%x boundary\n"
                 "stage probe_null other /dev/null 0x%x\n"
                 "stage probe_tcgets other *       0x%x\n" % (fionread, fionread, tcgets))
     envs = {
@@ -101,6 +103,13 @@ def check_probe(lib, fionread, tcgets, nm, probe, time64, runner, tmp):
        "%s active: FIONREAD on /dev/null, with its ENOTTY" % tag)
     ok(stage(rep, "probe_tcgets", "calls") == 2, "%s active: TCGETS on any fd (%s)"
        % (tag, stage(rep, "probe_tcgets", "calls")))
+    # the probe's waits on its pipe after the pipe's first FIONREAD (a
+    # dequeue stage), each timed as probe_pipe.wait: the time64 probe's
+    # through __ppoll64, __select64, __pselect64, __epoll_pwait2_time64
+    waits = [int(l.split(": ")[1]) for l in bare if l.startswith("waits on the device: ")]
+    ok(waits and waits[0] >= 8 and stage(rep, "probe_pipe.wait", "calls") == waits[0],
+       "%s active: every wait on the pipe timed as probe_pipe.wait (%s of %s)"
+       % (tag, stage(rep, "probe_pipe.wait", "calls"), waits))
 
 
 def main():

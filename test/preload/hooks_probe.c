@@ -16,8 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -38,6 +42,7 @@ int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 #endif
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -265,6 +270,82 @@ static void probe_ioctl(void)
 	}
 }
 
+/* The waits, on a pipe that a stage file may name as a device: once its
+ * FIONREAD has succeeded, an active shim times waits on it (waits.h). The
+ * last line says how many waits had the pipe in their set, for the tests
+ * to compare with the stage's count. Every wait has a zero timeout. */
+static void probe_waits(void)
+{
+	struct timespec zero_ts = { 0, 0 };
+	struct epoll_event ev, got;
+	struct timeval zero_tv;
+	int p[2], avail, ep, on_device = 0;
+	struct pollfd pf;
+	sigset_t none;
+	fd_set set;
+
+	if (pipe(p) < 0)
+		return;
+	sigemptyset(&none);
+	CALL("ioctl FIONREAD wait pipe", ioctl(p[0], FIONREAD, &avail), 0);
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	pf.revents = 0;
+	CALL("poll empty pipe", poll(&pf, 1, 0), 0);
+	printf("  revents: %d\n", pf.revents);
+	on_device++;
+	printf("  write: %zd\n", write(p[1], "w", 1));
+	errno = 4242;
+	errno_kept("poll", poll(&pf, 1, 0) == 1 && errno == 4242);
+	on_device++;
+	CALL("poll readable pipe", poll(&pf, 1, 0), 0);
+	printf("  revents: %d\n", pf.revents);
+	on_device++;
+	CALL("ppoll readable pipe", ppoll(&pf, 1, &zero_ts, &none), 0);
+	on_device++;
+#ifdef __GLIBC__
+	CALL("__poll_chk readable pipe", __poll_chk(&pf, 1, 0, sizeof(pf)), 0);
+	on_device++;
+#endif
+	FD_ZERO(&set);
+	FD_SET(p[0], &set);
+	zero_tv.tv_sec = 0;
+	zero_tv.tv_usec = 0;
+	CALL("select readable pipe", select(p[0] + 1, &set, NULL, NULL, &zero_tv), 0);
+	printf("  set: %d\n", FD_ISSET(p[0], &set) ? 1 : 0);
+	on_device++;
+	CALL("pselect readable pipe", pselect(p[0] + 1, &set, NULL, NULL, &zero_ts, &none), 0);
+	on_device++;
+	zero_tv.tv_sec = 0;
+	zero_tv.tv_usec = 0;
+	CALL("select bad nfds", select(-1, NULL, NULL, NULL, &zero_tv), 0);
+
+	ep = (int)CALL("epoll_create1", epoll_create1(EPOLL_CLOEXEC), 1);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u32 = 7;
+	CALL("epoll_ctl ADD pipe", epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
+	CALL("epoll_ctl ADD pipe again", epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
+	memset(&got, 0, sizeof(got));
+	CALL("epoll_wait readable pipe", epoll_wait(ep, &got, 1, 0), 0);
+	printf("  data: %u\n", got.data.u32);
+	on_device++;
+	CALL("epoll_pwait readable pipe", epoll_pwait(ep, &got, 1, 0, &none), 0);
+	on_device++;
+#ifdef PL_HAVE_EPOLL_PWAIT2
+	/* ENOSYS on kernels before 5.11: a call all the same */
+	CALL("epoll_pwait2 readable pipe", epoll_pwait2(ep, &got, 1, &zero_ts, &none), 0);
+	on_device++;
+#endif
+	CALL("epoll_ctl DEL pipe", epoll_ctl(ep, EPOLL_CTL_DEL, p[0], NULL), 0);
+	CALL("epoll_wait after DEL", epoll_wait(ep, &got, 1, 0), 0);
+	CALL("epoll_wait bad fd", epoll_wait(-1, &got, 1, 0), 0);
+	close(ep);
+	close(p[0]);
+	close(p[1]);
+	printf("waits on the device: %d\n", on_device);
+}
+
 /* A dma-buf from udmabuf (a memfd made into a dma-buf) or a dma-heap. */
 static int make_dmabuf(void)
 {
@@ -349,6 +430,7 @@ int main(int argc, char **argv)
 	probe_dup();
 	probe_ioctl();
 	probe_dmabuf();
+	probe_waits();
 	if (argc == 4)
 		frames(atoi(argv[3]));
 	return 0;

@@ -43,10 +43,13 @@ case $what in
 exports)
 	allowed=" ioctl __ioctl_time64 cacheflush open open64 openat openat64 __open_2 __open64_2 "
 	allowed="$allowed __openat_2 __openat64_2 creat creat64 close close_range closefrom dup dup2 dup3 "
+	# the waits timed as NAME.wait stages (preload/hooks_wait.c)
+	allowed="$allowed poll ppoll __poll_chk __ppoll_chk __ppoll64 select pselect __select64 __pselect64 "
+	allowed="$allowed epoll_wait epoll_pwait epoll_pwait2 __epoll_pwait2_time64 epoll_ctl "
 	allowed="$allowed eglSwapBuffers eglSwapBuffersWithDamageKHR eglSwapBuffersWithDamageEXT glXSwapBuffers "
 	# glibc: the lookups that find swap functions (preload/lookup_hooks.c)
 	allowed="$allowed dlsym glXGetProcAddress glXGetProcAddressARB eglGetProcAddress "
-	required="ioctl open openat creat close dup dup2 dup3"
+	required="ioctl open openat creat close dup dup2 dup3 poll ppoll select pselect epoll_wait epoll_pwait epoll_ctl"
 	# musl's crti.o gives every shared object a default-visibility _init
 	# and _fini (glibc's are hidden); the loader calls them through
 	# DT_INIT/DT_FINI

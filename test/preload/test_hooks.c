@@ -73,7 +73,7 @@ int main(void)
 	/* the same request on several devices, a pattern matched at open and
 	 * one matched through /proc, and one for every fd */
 	snprintf(text, sizeof(text),
-		 "stage probe_pipe other pipe:*    0x%lx boundary\n"
+		 "stage probe_pipe dequeue pipe:*  0x%lx boundary\n"
 		 "stage probe_null other /dev/null 0x%lx\n"
 		 "stage probe_tcgets other *       0x%lx\n",
 		 (unsigned long)FIONREAD, (unsigned long)FIONREAD, (unsigned long)TCGETS);
@@ -125,6 +125,16 @@ int main(void)
 	TAP_EQ_U64(h_stage_u64(rep, "probe_null", "errors"), 1, "active: its ENOTTY");
 	TAP_EQ_U64(h_stage_u64(rep, "probe_tcgets", "calls"), 2,
 		   "active: TCGETS on any fd, the pipe and /dev/null");
+	/* the probe's waits with its pipe in the set, after that pipe's first
+	 * FIONREAD (a dequeue stage): each timed as probe_pipe.wait */
+	{
+		const char *line = strstr(bare.out, "waits on the device: ");
+		unsigned long waits = line ? strtoul(line + 21, NULL, 10) : 0;
+
+		TAP_OK(waits >= 8, "the probe waited on its pipe (%lu times)", waits);
+		TAP_EQ_U64(h_stage_u64(rep, "probe_pipe.wait", "calls"), waits,
+			   "active: every wait on the pipe timed as probe_pipe.wait");
+	}
 	if (dmabuf)
 		TAP_EQ_U64(h_stage_u64(rep, "dmabuf_sync", "calls"), 3,
 			   "active: the built-in dma-buf sync stage");
