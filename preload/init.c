@@ -6,6 +6,7 @@
  * Hooks that run before it (another library's constructor calling open or
  * ioctl) find profiling off and simply forward. */
 #include "diag.h"
+#include "events.h"
 #include "profile.h"
 #include "real.h"
 #include "reporter.h"
@@ -46,6 +47,11 @@ __attribute__((constructor)) static void pl_preload_init(void)
 		pl__diag("pthread_atfork failed (error %d); profiling stays off", r);
 		return;
 	}
+	if (s.events) {
+		r = pl__events_init(s.events_kb);
+		if (r < 0)
+			pl__diag("no memory for the events' ring (error %d); no events", -r);
+	}
 	if (pl__reporter_start(&s) < 0)
 		return;
 	__atomic_store_n(&pl__profile_on, 1, __ATOMIC_RELEASE);
@@ -55,6 +61,8 @@ __attribute__((constructor)) static void pl_preload_init(void)
 __attribute__((destructor)) static void pl_preload_fini(void)
 {
 	pl__sampler_finish();
-	if (__atomic_load_n(&pl__profile_on, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&pl__profile_on, __ATOMIC_RELAXED)) {
 		pl__reporter_drain();
+		pl__events_send(); /* what the last 100 ms left in the ring */
+	}
 }

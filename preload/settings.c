@@ -127,6 +127,19 @@ static void sample_settings(struct pl_settings *s)
 	}
 }
 
+/* Per-call events, with the profiler on. */
+static void event_settings(struct pl_settings *s)
+{
+	const char *v = secure_getenv("PERFLINK_PROFILE_EVENTS");
+
+	if (v && strcmp(v, "1") == 0)
+		s->events = true;
+	else if (v && *v && strcmp(v, "0") != 0)
+		pl__diag("PERFLINK_PROFILE_EVENTS='%.40s' is neither 1 nor 0; no events", v);
+	s->events_kb = count_var("PERFLINK_PROFILE_EVENTS_KB", PL_EVENTS_KB_DEFAULT,
+				 PL_EVENTS_KB_MIN, PL_EVENTS_KB_MAX);
+}
+
 void pl__settings_read(struct pl_settings *s)
 {
 	const char *v;
@@ -181,6 +194,7 @@ void pl__settings_read(struct pl_settings *s)
 	v = secure_getenv("PERFLINK_PROFILE_OUT");
 	if (v)
 		copy_path(s->out_path, sizeof(s->out_path), "PERFLINK_PROFILE_OUT", v);
+	event_settings(s);
 
 	v = secure_getenv("PERFLINK_PROFILE_SYSLOG");
 	if (v) {

@@ -8,6 +8,11 @@
  *   PERFLINK_STAGES=PATH             vendor stage file (docs/stages.md)
  *   PERFLINK_PROFILE_OUT=PATH        also append JSON lines to PATH
  *   PERFLINK_PROFILE_SYSLOG=PATH|off syslog socket (default /dev/log)
+ *   PERFLINK_PROFILE_EVENTS=1        also every timed call as an event
+ *                                    (profiler/events.h), to perflinkd and
+ *                                    PERFLINK_PROFILE_OUT
+ *   PERFLINK_PROFILE_EVENTS_KB=N     the events' ring (default 256 KiB,
+ *                                    16..65536)
  *   PERFLINK_SOCKET=PATH|off         perflinkd's producer socket (default
  *                                    /run/perflink/producers); reports go
  *                                    there too when perflinkd runs
@@ -38,6 +43,10 @@
 #define PL_PATH_MAX 256
 #define PL_SUN_PATH_MAX 108
 
+#define PL_EVENTS_KB_DEFAULT 256u
+#define PL_EVENTS_KB_MIN 16u
+#define PL_EVENTS_KB_MAX 65536u
+
 #define PL_SAMPLE_HZ_DEFAULT 25u
 #define PL_SAMPLE_HZ_MAX 1000u
 #define PL_SAMPLE_WINDOW_DEFAULT 60u
@@ -53,6 +62,8 @@ struct pl_settings {
 	char out_path[PL_PATH_MAX];      /* "" when unset */
 	char syslog_path[PL_SUN_PATH_MAX]; /* "" when off */
 	char daemon_socket[PL_SUN_PATH_MAX]; /* "" when off */
+	bool events;
+	uint32_t events_kb;
 
 	bool sample;
 	uint32_t sample_hz;

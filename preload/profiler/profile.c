@@ -215,6 +215,7 @@ int pl__profile_ioctl(pl_ioctl_fn real, int fd, pl_ioctl_req req, void *arg, voi
 
 	memset(&s, 0, sizeof(s));
 	s.stage = r->stage;
+	s.start_ns = t0;
 	s.ret = ret;
 	s.err = err;
 	s.wall_ns = t1 > t0 ? t1 - t0 : 0;
@@ -253,6 +254,7 @@ int pl__profile_cacheflush(void *addr, int bytes, int cache, void *site)
 
 	memset(&s, 0, sizeof(s));
 	s.stage = (unsigned)stage;
+	s.start_ns = t0;
 	s.ret = ret;
 	s.err = err;
 	s.wall_ns = t1 > t0 ? t1 - t0 : 0;

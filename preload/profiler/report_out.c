@@ -339,16 +339,26 @@ fail:
 	}
 }
 
-/* The JSON line up to its "stages" array, which the stages then fill. */
-static void json_begin(struct pl_json *j, uint64_t frames, uint64_t elapsed_ns)
+void pl__report_json_begin(struct pl_json *j, const char *type)
 {
 	pl__json_init(j);
 	pl__json_begin_object(j, NULL);
-	pl__json_str(j, "type", "perflink-profile");
+	pl__json_str(j, "type", type);
 	pl__json_u64(j, "version", 1);
 	pl__json_u64(j, "pid", (uint64_t)pid);
 	pl__json_str(j, "comm", program_invocation_short_name);
 	pl__json_u64(j, "start_mono_ns", start_mono_ns);
+}
+
+bool pl__report_json_wanted(void)
+{
+	return settings.out_path[0] || pl__report_daemon_enabled();
+}
+
+/* The JSON line up to its "stages" array, which the stages then fill. */
+static void json_begin(struct pl_json *j, uint64_t frames, uint64_t elapsed_ns)
+{
+	pl__report_json_begin(j, "perflink-profile");
 	pl__json_u64(j, "report", report_number);
 	pl__json_u64(j, "interval_frames", interval);
 	pl__json_u64(j, "frames", frames);
@@ -424,7 +434,7 @@ static void send_totals(struct syslog_conn *sc, const char *prefix, const struct
 }
 
 /* The finished line to PERFLINK_PROFILE_OUT and to perflinkd; frees j. */
-static void json_send(struct pl_json *j)
+void pl__report_json_send(struct pl_json *j)
 {
 	const char *text = pl__json_finish(j);
 
@@ -458,7 +468,7 @@ void pl__report_write(void)
 	if (settings.syslog_path[0])
 		syslog_begin(&sc);
 	/* The JSON line goes to the file and to perflinkd. */
-	if (settings.out_path[0] || pl__report_daemon_enabled()) {
+	if (pl__report_json_wanted()) {
 		j = &json;
 		json_begin(j, frames, elapsed_ns);
 	}
@@ -486,6 +496,6 @@ void pl__report_write(void)
 		pl__json_u64(j, "errors", t.errors);
 		pl__json_end_object(j);
 		pl__json_end_object(j);
-		json_send(j);
+		pl__report_json_send(j);
 	}
 }

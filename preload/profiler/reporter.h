@@ -14,6 +14,8 @@
 
 #include "settings.h"
 
+#include <stdbool.h>
+
 /* Hot path: a frame completed. Async-signal-safe. */
 void pl__report_frame_completed(void);
 
@@ -34,5 +36,18 @@ void pl__report_write(void);
 void pl__report_out_init(const struct pl_settings *s, uint32_t interval_frames);
 void pl__report_out_fork_child(void);
 uint32_t pl__report_frames(void);
+/* The lines of the JSON output (PERFLINK_PROFILE_OUT and perflinkd), for
+ * events_out.c too: whether anyone takes them; a line begun with the
+ * process's identity (type, version, pid, comm, start_mono_ns); the
+ * finished line sent (and j freed). Reporter thread only. */
+struct pl_json;
+bool pl__report_json_wanted(void);
+void pl__report_json_begin(struct pl_json *j, const char *type);
+void pl__report_json_send(struct pl_json *j);
+/* events_out.c: send the events recorded so far. Reporter thread, or the
+ * destructor (a lock keeps the two apart). */
+void pl__events_send(void);
+/* In a fork child: nothing sent yet, the lock free. */
+void pl__events_out_fork_child(void);
 
 #endif

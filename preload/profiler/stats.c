@@ -1,5 +1,6 @@
 /* Per-thread statistics slots and their merge. */
 #include "stats.h"
+#include "events.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -134,6 +135,8 @@ void pl__stats_record(const struct pl_sample *s)
 		add_site(sl, s);
 
 	__atomic_store_n(&sl->seq, seq + 2, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&pl__events_on, __ATOMIC_RELAXED))
+		pl__events_record(s, (uint32_t)sl->tid);
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&tls_busy, 0, __ATOMIC_RELAXED);

@@ -43,6 +43,7 @@ struct pl_site_stats {
 /* One measured call, as the hook saw it. */
 struct pl_sample {
 	unsigned stage;
+	uint64_t start_ns; /* CLOCK_MONOTONIC at the call's start (events.h) */
 	int ret, err;
 	uint64_t wall_ns, cpu_ns;
 	uint64_t cache_bytes, stream_bytes;

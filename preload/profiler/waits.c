@@ -112,6 +112,7 @@ void pl__wait_end(unsigned wait_stage, const struct pl_wait_clock *c, int ret, i
 
 	memset(&s, 0, sizeof(s));
 	s.stage = wait_stage - 1;
+	s.start_ns = c->wall0;
 	s.ret = ret;
 	s.err = err;
 	s.wall_ns = wall1 > c->wall0 ? wall1 - c->wall0 : 0;
