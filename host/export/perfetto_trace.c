@@ -17,9 +17,17 @@ enum {
 	TRACK_UUID = 1,
 	TRACK_NAME = 2,
 	TRACK_PROCESS = 3,
+	TRACK_THREAD = 4,
 	TRACK_PARENT_UUID = 5,
 	PROCESS_PID = 1,
 	PROCESS_NAME = 6,
+	THREAD_PID = 1,
+	THREAD_TID = 2,
+	THREAD_NAME = 5,
+	EVENT_DEBUG_ANNOTATIONS = 4,
+	ANNOTATION_UINT = 3,
+	ANNOTATION_STRING = 6,
+	ANNOTATION_NAME = 10,
 	EVENT_TYPE = 9,
 	EVENT_TRACK_UUID = 11,
 	EVENT_CATEGORIES = 22,
@@ -32,8 +40,11 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
 #define LINK_TRACK_UUID 1 /* its lanes: the uuids after it */
 #define LINK_LANES 16
-/* a process track: this plus the pid (pids are below 2^22 on Linux) */
+/* a process track: this plus the pid (pids are below 2^22 on Linux); a
+ * thread track: this plus pid << 22 plus the tid */
 #define PROCESS_TRACK_UUID_BASE (1ull << 32)
+#define THREAD_TRACK_UUID_BASE (1ull << 48)
+#define PID_BITS 22
 
 struct trace {
 	struct pl_pb pb;
@@ -197,12 +208,8 @@ static int stall_slices(struct trace *t, const struct pl_recording *r)
 		uint64_t uuid = PROCESS_TRACK_UUID_BASE + (uint64_t)e->pid, start = e->start_ns;
 		char name[PL_REC_NAME + 32];
 
-		if (i == 0 || by_pid[i - 1]->pid != e->pid) {
-			snprintf(name, sizeof(name), "%s %" PRId64, e->comm[0] ? e->comm : "?",
-				 e->pid);
-			track(t, uuid, name, 0, true, e->pid);
+		if (i == 0 || by_pid[i - 1]->pid != e->pid)
 			previous_end = 0;
-		}
 		if (start < previous_end)
 			start = previous_end;
 		if (start > e->start_ns + e->duration_ns)
@@ -212,6 +219,160 @@ static int stall_slices(struct trace *t, const struct pl_recording *r)
 		previous_end = e->start_ns + e->duration_ns;
 	}
 	free(by_pid);
+	return 0;
+}
+
+/* --- processes, their threads and their stage calls ---------------------- */
+
+struct proc_name {
+	int64_t pid;
+	const char *comm;
+};
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_name *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* One track for each process the stalls or the stage calls name, written
+ * once (the first name seen for a pid is its name). */
+static int process_tracks(struct trace *t, const struct pl_recording *r)
+{
+	size_t n = 0, i;
+	struct proc_name *p;
+
+	if (!r->n_stalls && !r->n_calls)
+		return 0;
+	p = malloc((r->n_stalls + r->n_calls) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < r->n_stalls; i++)
+		p[n++] = (struct proc_name){ r->stalls[i].pid, r->stalls[i].comm };
+	for (i = 0; i < r->n_calls; i++)
+		p[n++] = (struct proc_name){ r->calls[i].pid, r->names[r->calls[i].comm] };
+	/* stable enough: equal pids keep a name of theirs, whichever */
+	qsort(p, n, sizeof(*p), cmp_proc);
+	for (i = 0; i < n; i++) {
+		char name[PL_REC_NAME + 32];
+
+		if (i > 0 && p[i].pid == p[i - 1].pid)
+			continue;
+		snprintf(name, sizeof(name), "%s %" PRId64, p[i].comm[0] ? p[i].comm : "?",
+			 p[i].pid);
+		track(t, PROCESS_TRACK_UUID_BASE + (uint64_t)p[i].pid, name, 0, true, p[i].pid);
+	}
+	free(p);
+	return 0;
+}
+
+static uint64_t thread_uuid(int64_t pid, uint32_t tid)
+{
+	return THREAD_TRACK_UUID_BASE + ((uint64_t)pid << PID_BITS) + tid;
+}
+
+static void thread_track(struct trace *t, int64_t pid, uint32_t tid, const char *comm)
+{
+	char name[PL_REC_NAME + 32];
+
+	/* the main thread's id is the pid; the device does not send names */
+	if ((int64_t)tid == pid)
+		snprintf(name, sizeof(name), "%s", comm);
+	else
+		snprintf(name, sizeof(name), "thread %" PRIu32, tid);
+	packet_begin(t, 0, false);
+	pl__pb_begin(&t->pb, PACKET_TRACK_DESCRIPTOR);
+	pl__pb_varint_field(&t->pb, TRACK_UUID, thread_uuid(pid, tid));
+	pl__pb_varint_field(&t->pb, TRACK_PARENT_UUID, PROCESS_TRACK_UUID_BASE + (uint64_t)pid);
+	pl__pb_begin(&t->pb, TRACK_THREAD);
+	pl__pb_varint_field(&t->pb, THREAD_PID, (uint64_t)pid);
+	pl__pb_varint_field(&t->pb, THREAD_TID, tid);
+	pl__pb_string_field(&t->pb, THREAD_NAME, name);
+	pl__pb_end(&t->pb);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+static void annotation_uint(struct trace *t, const char *name, uint64_t v)
+{
+	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
+	pl__pb_string_field(&t->pb, ANNOTATION_NAME, name);
+	pl__pb_varint_field(&t->pb, ANNOTATION_UINT, v);
+	pl__pb_end(&t->pb);
+}
+
+static const char *const result_names[] = { "ok", "EAGAIN", "ENODATA", "EINTR", "error" };
+
+/* A call as a slice on its thread, with its CPU time, result and bytes. */
+static void call_slice(struct trace *t, const struct pl_recording *r,
+		       const struct pl_recorded_call *c, uint64_t start)
+{
+	uint64_t uuid = thread_uuid(c->pid, c->tid);
+
+	packet_begin(t, start, true);
+	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+	pl__pb_varint_field(&t->pb, EVENT_TYPE, SLICE_BEGIN);
+	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, uuid);
+	pl__pb_string_field(&t->pb, EVENT_CATEGORIES, "stage");
+	pl__pb_string_field(&t->pb, EVENT_NAME, r->names[c->stage]);
+	annotation_uint(t, "cpu_ns", c->cpu_ns);
+	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
+	pl__pb_string_field(&t->pb, ANNOTATION_NAME, "result");
+	pl__pb_string_field(&t->pb, ANNOTATION_STRING, result_names[c->result < 5 ? c->result : 4]);
+	pl__pb_end(&t->pb);
+	if (c->bytes)
+		annotation_uint(t, "bytes", c->bytes);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+	event(t, c->start_ns + c->wall_ns, uuid, SLICE_END, NULL, NULL);
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct pl_recorded_call *x = *(const struct pl_recorded_call *const *)a;
+	const struct pl_recorded_call *y = *(const struct pl_recorded_call *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Per thread in time order; a call that would start before the one before
+ * it ended (a wall time cut at 4.29 s) starts at that end, so that the
+ * slices on a track nest. */
+static int call_slices(struct trace *t, const struct pl_recording *r)
+{
+	const struct pl_recorded_call **order;
+	uint64_t previous_end = 0;
+	size_t i;
+
+	if (!r->n_calls)
+		return 0;
+	order = malloc(r->n_calls * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < r->n_calls; i++)
+		order[i] = &r->calls[i];
+	qsort(order, r->n_calls, sizeof(*order), cmp_call);
+	for (i = 0; i < r->n_calls; i++) {
+		const struct pl_recorded_call *c = order[i];
+		uint64_t start = c->start_ns;
+
+		if (i == 0 || order[i - 1]->pid != c->pid || order[i - 1]->tid != c->tid) {
+			thread_track(t, c->pid, c->tid, r->names[c->comm]);
+			previous_end = 0;
+		}
+		if (start < previous_end)
+			start = previous_end;
+		if (start > c->start_ns + c->wall_ns)
+			continue;
+		call_slice(t, r, c, start);
+		previous_end = c->start_ns + c->wall_ns;
+	}
+	free(order);
 	return 0;
 }
 
@@ -226,7 +387,11 @@ int pl__perfetto_trace_write(FILE *out, const void *recording)
 		track(&t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
 	frame_slices(&t, r);
 	link_instants(&t, r);
-	err = stall_slices(&t, r);
+	err = process_tracks(&t, r);
+	if (err == 0)
+		err = stall_slices(&t, r);
+	if (err == 0)
+		err = call_slices(&t, r);
 	pl__pb_free(&t.pb);
 	if (err < 0)
 		return err;

@@ -1,7 +1,7 @@
 /* A recorded run as `perflink-host --out DIR` left it, read back for
  * export: the frames of DIR/frames.csv and what the exporters use of
  * DIR/telemetry/TYPE.jsonl (link_diag totals, perflink-profile stages,
- * stall events, resource samples).
+ * stall events, resource samples, per-call stage events).
  *
  * The files are input from elsewhere (a copy, a truncated run): every line
  * that does not parse is skipped and counted per file, the rest is kept.
@@ -59,12 +59,23 @@ struct pl_recorded_link_change {
 	uint64_t held, replaced, lost;
 };
 
+/* One timed call from a perflink-stage-calls line (docs/stages.md,
+ * "Events"); its stage and its process's comm by index into names. */
+struct pl_recorded_call {
+	int64_t pid;
+	uint32_t tid;
+	uint16_t stage, comm; /* into pl_recording.names */
+	uint8_t result;       /* 0 ok, 1 EAGAIN, 2 ENODATA, 3 EINTR, 4 error */
+	uint64_t start_ns, wall_ns, cpu_ns, bytes;
+};
+
 enum pl_recording_file {
 	PL_REC_FRAMES,    /* frames.csv */
 	PL_REC_LINK_DIAG, /* telemetry/link_diag.jsonl */
 	PL_REC_PROFILE,   /* telemetry/perflink-profile.jsonl */
 	PL_REC_STALL,     /* telemetry/stall.jsonl */
 	PL_REC_RESOURCES, /* telemetry/resources.jsonl */
+	PL_REC_STAGE_CALLS, /* telemetry/perflink-stage-calls.jsonl */
 	PL_REC_FILE_COUNT
 };
 
@@ -81,6 +92,10 @@ struct pl_recording {
 	struct pl_recorded_link link;
 	struct pl_recorded_link_change *link_changes;
 	size_t n_link_changes, cap_link_changes;
+	struct pl_recorded_call *calls;
+	size_t n_calls, cap_calls;
+	char (*names)[PL_REC_NAME]; /* the calls' stage and comm names, once each */
+	size_t n_names, cap_names;
 	bool present[PL_REC_FILE_COUNT];        /* the file was there */
 	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
 	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */
@@ -96,6 +111,7 @@ void pl__recording_free(struct pl_recording *r);
 /* for the readers of each file (recording_*.c) */
 int pl__recording_read_frames_csv(struct pl_recording *r, int dir_fd);
 int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f);
+int pl__recording_read_stage_calls(struct pl_recording *r, int dir_fd);
 /* Call line for each line of the file name under dir_fd (without its
  * newline, NUL-terminated; a line holding a NUL byte is passed as is, and
  * len tells). line returns 0 for a line it took, 1 for one it skipped
@@ -103,6 +119,15 @@ int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_rec
  * 0, -ENOENT (no such file) or -errno. */
 int pl__recording_each_line(struct pl_recording *r, int dir_fd, enum pl_recording_file f,
 			    int (*line)(void *ctx, const char *text, size_t len), void *ctx);
+/* Names end up in label values and protobuf strings, which must be UTF-8
+ * (Prometheus refuses a whole file for one bad label): copy src into dst
+ * (PL_REC_NAME bytes) with a byte that is not UTF-8 written as '?' and a
+ * long name cut between characters. */
+void pl__recording_copy_name(char *dst, const char *src);
+/* A JSON path "PREFIX.N.rest": rest, and N in *index, when N < max; else
+ * NULL. */
+const char *pl__recording_item_of(const char *path, const char *prefix, size_t max,
+				  size_t *index);
 /* Grow an array of elem bytes to hold one more. 0 or -ENOMEM. */
 int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem);
 

@@ -14,6 +14,7 @@ static const char *const file_names[PL_REC_FILE_COUNT] = {
 	[PL_REC_PROFILE] = "telemetry/perflink-profile.jsonl",
 	[PL_REC_STALL] = "telemetry/stall.jsonl",
 	[PL_REC_RESOURCES] = "telemetry/resources.jsonl",
+	[PL_REC_STAGE_CALLS] = "telemetry/perflink-stage-calls.jsonl",
 };
 
 const char *pl__recording_file_name(enum pl_recording_file f)
@@ -95,7 +96,10 @@ int pl__recording_read(struct pl_recording *r, const char *dir)
 	else if (err != -ENOENT)
 		goto fail;
 	for (f = PL_REC_LINK_DIAG; f < PL_REC_FILE_COUNT; f++) {
-		err = pl__recording_read_telemetry(r, dir_fd, (enum pl_recording_file)f);
+		if (f == PL_REC_STAGE_CALLS)
+			err = pl__recording_read_stage_calls(r, dir_fd);
+		else
+			err = pl__recording_read_telemetry(r, dir_fd, (enum pl_recording_file)f);
 		if (err == 0)
 			found++;
 		else if (err != -ENOENT)
@@ -116,5 +120,7 @@ void pl__recording_free(struct pl_recording *r)
 	free(r->stalls);
 	free(r->procs);
 	free(r->link_changes);
+	free(r->calls);
+	free(r->names);
 	memset(r, 0, sizeof(*r));
 }

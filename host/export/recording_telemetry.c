@@ -57,75 +57,6 @@ static bool double_of(const char *s, double *v)
 	return errno == 0 && end != s && *end == '\0' && isfinite(*v);
 }
 
-/* The length of the UTF-8 sequence at s, 0 if it is not one (overlong
- * forms, surrogates and code points past U+10FFFF included). */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	unsigned cp, n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Names end up in label values and protobuf strings, which must be UTF-8
- * (Prometheus refuses a whole file for one bad label): a byte that is not
- * is written as '?', and a long name is cut between characters. */
-static void copy_name(char *dst, const char *src)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t o = 0, k;
-
-	while (*s) {
-		k = utf8_sequence(s);
-		if (o + (k ? k : 1) >= PL_REC_NAME)
-			break;
-		if (k) {
-			memcpy(dst + o, s, k);
-			o += k;
-			s += k;
-		} else {
-			dst[o++] = '?';
-			s++;
-		}
-	}
-	dst[o] = '\0';
-}
-
-/* "PREFIX.N.rest": N and rest, when N is a plausible index */
-static const char *item_of(const char *path, const char *prefix, size_t *index)
-{
-	size_t len = strlen(prefix);
-	unsigned long i;
-	char *end;
-
-	if (strncmp(path, prefix, len) != 0 || path[len] != '.' || path[len + 1] < '0' ||
-	    path[len + 1] > '9')
-		return NULL;
-	errno = 0;
-	i = strtoul(path + len + 1, &end, 10);
-	if (errno || *end != '.' || i >= MAX_ITEMS)
-		return NULL;
-	*index = i;
-	return end + 1;
-}
-
 /* the item at index, grown and zeroed up to it; NULL on ENOMEM (noted) */
 static void *item_at(struct line_state *s, void **v, size_t *n, size_t *cap, size_t elem,
 		     size_t index)
@@ -173,7 +104,7 @@ static void stage_field(struct line_state *s, size_t index, const char *field, c
 	if (!st)
 		return;
 	if (strcmp(field, "name") == 0)
-		copy_name(st->stage, value);
+		pl__recording_copy_name(st->stage, value);
 	else if (strcmp(field, "calls") == 0)
 		pl__parse_u64_all(value, &st->calls);
 	else if (strcmp(field, "wall_total_ns") == 0)
@@ -194,7 +125,7 @@ static void process_field(struct line_state *s, size_t index, const char *field,
 	if (strcmp(field, "pid") == 0)
 		i64_of(value, &p->pid);
 	else if (strcmp(field, "comm") == 0)
-		copy_name(p->comm, value);
+		pl__recording_copy_name(p->comm, value);
 	else if ((strcmp(field, "utime_ticks") == 0 || strcmp(field, "stime_ticks") == 0) &&
 		 pl__parse_u64_all(value, &v)) {
 		p->cpu_ticks += v;
@@ -218,9 +149,9 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 	else if (strcmp(path, "pid") == 0 || strcmp(path, "victim.pid") == 0)
 		s->have_pid = i64_of(value, &s->pid);
 	else if (strcmp(path, "comm") == 0 || strcmp(path, "victim.comm") == 0)
-		copy_name(s->comm, value);
+		pl__recording_copy_name(s->comm, value);
 	else if (strcmp(path, "mechanism") == 0)
-		copy_name(s->mechanism, value);
+		pl__recording_copy_name(s->mechanism, value);
 	else if (strcmp(path, "mono") == 0)
 		s->have_mono = double_of(value, &s->mono_s) && s->mono_s >= 0 && s->mono_s < 1e10;
 	else if (strcmp(path, "window_ms") == 0)
@@ -232,9 +163,9 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		pl__parse_u64_all(value, &s->clk_tck);
 	else if (s->f == PL_REC_LINK_DIAG)
 		link_field(s, path, value);
-	else if (s->f == PL_REC_PROFILE && (field = item_of(path, "stages", &index)))
+	else if (s->f == PL_REC_PROFILE && (field = pl__recording_item_of(path, "stages", MAX_ITEMS, &index)))
 		stage_field(s, index, field, value);
-	else if (s->f == PL_REC_RESOURCES && (field = item_of(path, "procs", &index)))
+	else if (s->f == PL_REC_RESOURCES && (field = pl__recording_item_of(path, "procs", MAX_ITEMS, &index)))
 		process_field(s, index, field, value);
 }
 
@@ -286,7 +217,7 @@ static int take_profile(struct line_state *s)
 					      sizeof(*r->stages))) < 0)
 			return err;
 		st->pid = s->pid;
-		copy_name(st->comm, s->comm);
+		pl__recording_copy_name(st->comm, s->comm);
 		r->stages[r->n_stages++] = *st;
 	}
 	return 0;
@@ -310,8 +241,8 @@ static int take_stall(struct line_state *s)
 	e = &r->stalls[r->n_stalls++];
 	memset(e, 0, sizeof(*e));
 	e->pid = s->pid;
-	copy_name(e->comm, s->comm);
-	copy_name(e->mechanism, s->mechanism[0] ? s->mechanism : "unknown");
+	pl__recording_copy_name(e->comm, s->comm);
+	pl__recording_copy_name(e->mechanism, s->mechanism[0] ? s->mechanism : "unknown");
 	/* the window ends at mono; one said to start before the clock did is cut */
 	e->start_ns = (uint64_t)llround(start_s * 1e9);
 	e->duration_ns = (uint64_t)llround(s->mono_s * 1e9) - e->start_ns;

@@ -30,6 +30,7 @@ check "the producer got every frame's echo back: $(cat "$d/producer.out")" \
 	"[ $prc -eq 0 ] && grep -q 'replies $frames bad_replies 0' '$d/producer.out'"
 
 env LD_PRELOAD="$shim" PERFLINK_PROFILE=1 PERFLINK_PROFILE_INTERVAL=25 \
+	PERFLINK_PROFILE_EVENTS=1 \
 	PERFLINK_PROFILE_SYSLOG=off PERFLINK_STAGES="$stages" PERFLINK_SOCKET="$d/producers" \
 	"$capture" --frames 50 --fps 100 >"$d/capture.out" 2>&1
 check "capture_loop ran under the shim" '[ $? -eq 0 ]'
@@ -82,6 +83,15 @@ if command -v protoc > /dev/null; then
 		perfetto_subset.proto < "$d/host/trace.perfetto-trace" 2>/dev/null |
 		grep -c 'name: "frame [0-9]*"')
 	check "trace.perfetto-trace decodes with a slice per frame ($slices)" "[ '$slices' -eq $frames ]"
+	# the capture loop's per-call events (PERFLINK_PROFILE_EVENTS=1): a
+	# slice for each frame_wait call its last report counts
+	waits=$(protoc --decode=perfetto.protos.Trace --proto_path="$export_proto_dir" \
+		perfetto_subset.proto < "$d/host/trace.perfetto-trace" 2>/dev/null |
+		grep -c 'name: "frame_wait"')
+	reported=$(grep '"comm":"capture_loop"' "$d/host/telemetry/perflink-profile.jsonl" 2>/dev/null |
+		tail -n 1 | sed -n 's/.*{"name":"frame_wait","kind":"wait","boundary":[a-z]*,"calls":\([0-9]*\).*/\1/p')
+	check "the capture loop's stage calls reached the host as events, a slice each ($waits frame_wait slices, ${reported:-no} calls reported)" \
+		"[ -s '$d/host/telemetry/perflink-stage-calls.jsonl' ] && [ '${reported:-0}' -ge 50 ] && [ '$waits' -eq '${reported:-x}' ]"
 else
 	n=$((n + 1))
 	echo "not ok $n - protoc is installed (scripts/deps installs protobuf-compiler)"

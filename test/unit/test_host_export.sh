@@ -154,6 +154,46 @@ has "$m" 'perflink_export_skipped_lines_total{file="frames.csv"} 2' &&
 	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/link_diag.jsonl"} 1'
 ok $? "skipped lines counted per file"
 
+# Per-call stage events (docs/stages.md "Events"): two threads of one
+# process, one call with EAGAIN and bytes; a line with a call short of a
+# field and one naming a stage it does not list are skipped whole.
+calls="$dir/calls"
+mkdir -p "$calls/telemetry"
+cat > "$calls/telemetry/perflink-stage-calls.jsonl" <<'JSON'
+{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","start_mono_ns":5,"line":1,"events_sent":3,"events_dropped":0,"stage_names":["v4l2_dqbuf.wait","v4l2_dqbuf"],"calls":[[1000000000,30000000,20000,812,0,0,0],[1010000000,100000,90000,815,1,1,0],[1030000000,50000,40000,812,1,0,614400]]}
+{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","stage_names":["v4l2_dqbuf"],"calls":[[1040000000,50000,40000,812,0,0]]}
+{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","stage_names":["v4l2_dqbuf"],"calls":[[1040000000,50000,40000,812,1,0,0]]}
+{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","line":4,"events_sent":4,"events_dropped":0,"stage_names":["v4l2_dqbuf.wait"],"calls":[[1033000000,20000000,15000,812,0,0,0]]}
+JSON
+"$host" export "$calls" 2> "$dir/calls.err"
+ok $? "export of stage calls exits 0 ($(tr '\n' ' ' < "$dir/calls.err"))"
+grep -q 'perflink-stage-calls.jsonl: skipped 2 of 4 lines' "$dir/calls.err"
+ok $? "the two bad lines of stage calls are counted"
+if command -v protoc > /dev/null; then
+	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
+		"$(basename "$proto")" < "$calls/trace.perfetto-trace" > "$dir/calls.txt" 2> "$dir/protoc.err"
+	ok $? "protoc decodes the trace of stage calls ($(head -c 200 "$dir/protoc.err"))"
+	grep -qF 'name: "raptor 812"' "$dir/calls.txt" && grep -qF 'thread_name: "raptor"' "$dir/calls.txt" &&
+		grep -qF 'thread_name: "thread 815"' "$dir/calls.txt" && grep -q 'tid: 815' "$dir/calls.txt"
+	ok $? "a process track and a thread track for each of its threads"
+	[ "$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/calls.txt")" -eq 4 ] &&
+		[ "$(grep -c 'type: TYPE_SLICE_END' "$dir/calls.txt")" -eq 4 ]
+	ok $? "a slice for each of the 4 calls of the good lines"
+	[ "$(grep -c 'name: "v4l2_dqbuf.wait"' "$dir/calls.txt")" -eq 2 ] &&
+		[ "$(grep -c 'name: "v4l2_dqbuf"' "$dir/calls.txt")" -eq 2 ]
+	ok $? "slices named by their stage"
+	grep -q 'timestamp: 1000000000$' "$dir/calls.txt" && grep -q 'timestamp: 1030000000$' "$dir/calls.txt" &&
+		grep -q 'timestamp: 1030050000$' "$dir/calls.txt" && grep -q 'timestamp: 1053000000$' "$dir/calls.txt"
+	ok $? "each slice from the call's start to start + wall"
+	# protoc prints a message's fields by number: the value comes first
+	grep -B1 'name: "cpu_ns"' "$dir/calls.txt" | grep -q 'uint_value: 20000' &&
+		grep -B1 'name: "result"' "$dir/calls.txt" | grep -q 'string_value: "EAGAIN"' &&
+		grep -B1 'name: "bytes"' "$dir/calls.txt" | grep -q 'uint_value: 614400'
+	ok $? "CPU time, result and bytes as the slices' arguments"
+else
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
+fi
+
 mkdir "$dir/empty"
 "$host" export "$dir/empty" 2> "$dir/empty.err"
 st=$?

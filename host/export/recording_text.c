@@ -1,0 +1,72 @@
+/* Text helpers the recording's line readers share (recording.h). */
+#include "recording.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The length of the UTF-8 sequence at s, 0 if it is not one (overlong
+ * forms, surrogates and code points past U+10FFFF included). */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	unsigned cp, n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void pl__recording_copy_name(char *dst, const char *src)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0, k;
+
+	while (*s) {
+		k = utf8_sequence(s);
+		if (o + (k ? k : 1) >= PL_REC_NAME)
+			break;
+		if (k) {
+			memcpy(dst + o, s, k);
+			o += k;
+			s += k;
+		} else {
+			dst[o++] = '?';
+			s++;
+		}
+	}
+	dst[o] = '\0';
+}
+
+const char *pl__recording_item_of(const char *path, const char *prefix, size_t max,
+				  size_t *index)
+{
+	size_t len = strlen(prefix);
+	unsigned long i;
+	char *end;
+
+	if (strncmp(path, prefix, len) != 0 || path[len] != '.' || path[len + 1] < '0' ||
+	    path[len + 1] > '9')
+		return NULL;
+	errno = 0;
+	i = strtoul(path + len + 1, &end, 10);
+	if (errno || *end != '.' || i >= max)
+		return NULL;
+	*index = i;
+	return end + 1;
+}
