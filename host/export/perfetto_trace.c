@@ -19,6 +19,9 @@ enum {
 	TRACK_PROCESS = 3,
 	TRACK_THREAD = 4,
 	TRACK_PARENT_UUID = 5,
+	TRACK_COUNTER = 8,
+	COUNTER_UNIT = 3,
+	COUNTER_UNIT_NAME = 6,
 	PROCESS_PID = 1,
 	PROCESS_NAME = 6,
 	THREAD_PID = 1,
@@ -32,9 +35,13 @@ enum {
 	EVENT_TRACK_UUID = 11,
 	EVENT_CATEGORIES = 22,
 	EVENT_NAME = 23,
+	EVENT_DOUBLE_COUNTER_VALUE = 44,
+	EVENT_FLOW_IDS = 47,
+	EVENT_TERMINATING_FLOW_IDS = 48,
 };
 
-enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
+enum { UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3 };
 
 #define SEQUENCE_ID 1
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
@@ -44,6 +51,8 @@ enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
  * thread track: this plus pid << 22 plus the tid */
 #define PROCESS_TRACK_UUID_BASE (1ull << 32)
 #define THREAD_TRACK_UUID_BASE (1ull << 48)
+/* a counter track: this plus its kind << 22 plus the pid (0: system-wide) */
+#define COUNTER_TRACK_UUID_BASE (2ull << 48)
 #define PID_BITS 22
 
 struct trace {
@@ -177,6 +186,45 @@ static void link_instants(struct trace *t, const struct pl_recording *r)
 	}
 }
 
+/* The stall as a slice on its victim; with a bully, an instant on the
+ * bully's process track where the stall window starts, "wrote N MiB",
+ * and a flow from it to the stall (the flow's id: the stall's place in
+ * the recording, from 1). */
+static void stall_slice(struct trace *t, const struct pl_recording *r,
+			const struct pl_recorded_stall *e, uint64_t uuid, uint64_t start,
+			const char *name)
+{
+	uint64_t flow = (uint64_t)(e - r->stalls) + 1;
+
+	if (e->bully_pid) {
+		char what[PL_REC_NAME + 64];
+
+		snprintf(what, sizeof(what), "bully of %s %" PRId64 ": wrote %.1f MiB", e->comm,
+			 e->pid, e->bully_wbytes_kb / 1024);
+		packet_begin(t, start, true);
+		pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+		pl__pb_varint_field(&t->pb, EVENT_TYPE, INSTANT);
+		pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID,
+				    PROCESS_TRACK_UUID_BASE + (uint64_t)e->bully_pid);
+		pl__pb_string_field(&t->pb, EVENT_CATEGORIES, "stall");
+		pl__pb_string_field(&t->pb, EVENT_NAME, what);
+		pl__pb_fixed64_field(&t->pb, EVENT_FLOW_IDS, flow);
+		pl__pb_end(&t->pb);
+		packet_end(t);
+	}
+	packet_begin(t, start, true);
+	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+	pl__pb_varint_field(&t->pb, EVENT_TYPE, SLICE_BEGIN);
+	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, uuid);
+	pl__pb_string_field(&t->pb, EVENT_CATEGORIES, "stall");
+	pl__pb_string_field(&t->pb, EVENT_NAME, name);
+	if (e->bully_pid)
+		pl__pb_fixed64_field(&t->pb, EVENT_TERMINATING_FLOW_IDS, flow);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+	event(t, e->start_ns + e->duration_ns, uuid, SLICE_END, NULL, NULL);
+}
+
 static int cmp_stall(const void *a, const void *b)
 {
 	const struct pl_recorded_stall *x = *(const struct pl_recorded_stall *const *)a;
@@ -215,7 +263,7 @@ static int stall_slices(struct trace *t, const struct pl_recording *r)
 		if (start > e->start_ns + e->duration_ns)
 			continue;
 		snprintf(name, sizeof(name), "stall: %s", e->mechanism);
-		slice(t, uuid, start, e->start_ns + e->duration_ns, "stall", name);
+		stall_slice(t, r, e, uuid, start, name);
 		previous_end = e->start_ns + e->duration_ns;
 	}
 	free(by_pid);
@@ -243,15 +291,22 @@ static int process_tracks(struct trace *t, const struct pl_recording *r)
 	size_t n = 0, i;
 	struct proc_name *p;
 
-	if (!r->n_stalls && !r->n_calls)
+	if (!r->n_stalls && !r->n_calls && !r->n_points)
 		return 0;
-	p = malloc((r->n_stalls + r->n_calls) * sizeof(*p));
+	p = malloc((2 * r->n_stalls + r->n_calls + r->n_points) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	for (i = 0; i < r->n_stalls; i++)
+	for (i = 0; i < r->n_stalls; i++) {
 		p[n++] = (struct proc_name){ r->stalls[i].pid, r->stalls[i].comm };
+		if (r->stalls[i].bully_pid)
+			p[n++] = (struct proc_name){ r->stalls[i].bully_pid,
+						     r->stalls[i].bully_comm };
+	}
 	for (i = 0; i < r->n_calls; i++)
 		p[n++] = (struct proc_name){ r->calls[i].pid, r->names[r->calls[i].comm] };
+	for (i = 0; i < r->n_points; i++)
+		if (r->points[i].pid)
+			p[n++] = (struct proc_name){ r->points[i].pid, r->names[r->points[i].comm] };
 	/* stable enough: equal pids keep a name of theirs, whichever */
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (i = 0; i < n; i++) {
@@ -376,6 +431,119 @@ static int call_slices(struct trace *t, const struct pl_recording *r)
 	return 0;
 }
 
+/* --- counters ------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	unsigned unit;         /* CounterDescriptor's; 0: unit_name below */
+	const char *unit_name;
+} counter_kinds[PL_COUNTER_KIND_COUNT] = {
+	[PL_COUNTER_PROCESS_CPU_TICKS] = { "CPU %", 0, "%" },
+	[PL_COUNTER_PROCESS_RSS_BYTES] = { "RSS", UNIT_SIZE_BYTES, NULL },
+	[PL_COUNTER_MEM_AVAILABLE_BYTES] = { "MemAvailable", UNIT_SIZE_BYTES, NULL },
+	[PL_COUNTER_MEM_DIRTY_BYTES] = { "Dirty", UNIT_SIZE_BYTES, NULL },
+	[PL_COUNTER_MEM_WRITEBACK_BYTES] = { "Writeback", UNIT_SIZE_BYTES, NULL },
+	[PL_COUNTER_LINK_BYTES] = { "link MB/s", 0, "MB/s" },
+	[PL_COUNTER_LINK_BACKLOG_BYTES] = { "link backlog", UNIT_SIZE_BYTES, NULL },
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct pl_recorded_point *x = *(const struct pl_recorded_point *const *)a;
+	const struct pl_recorded_point *y = *(const struct pl_recorded_point *const *)b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+}
+
+static void counter_track(struct trace *t, const struct pl_recorded_point *p, uint64_t uuid)
+{
+	packet_begin(t, 0, false);
+	pl__pb_begin(&t->pb, PACKET_TRACK_DESCRIPTOR);
+	pl__pb_varint_field(&t->pb, TRACK_UUID, uuid);
+	pl__pb_string_field(&t->pb, TRACK_NAME, counter_kinds[p->kind].name);
+	if (p->pid)
+		pl__pb_varint_field(&t->pb, TRACK_PARENT_UUID,
+				    PROCESS_TRACK_UUID_BASE + (uint64_t)p->pid);
+	pl__pb_begin(&t->pb, TRACK_COUNTER);
+	if (counter_kinds[p->kind].unit)
+		pl__pb_varint_field(&t->pb, COUNTER_UNIT, counter_kinds[p->kind].unit);
+	else
+		pl__pb_string_field(&t->pb, COUNTER_UNIT_NAME, counter_kinds[p->kind].unit_name);
+	pl__pb_end(&t->pb);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+static void counter_value(struct trace *t, uint64_t uuid, uint64_t ts_ns, double v)
+{
+	packet_begin(t, ts_ns, true);
+	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+	pl__pb_varint_field(&t->pb, EVENT_TYPE, COUNTER);
+	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, uuid);
+	pl__pb_double_field(&t->pb, EVENT_DOUBLE_COUNTER_VALUE, v);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+/* A value at p, or false for none: CPU ticks and link bytes become rates
+ * over the step from the point before (none for the first point, a step
+ * back in time or a counter that went down: the device restarted). */
+static bool counter_at(const struct pl_recording *r, const struct pl_recorded_point *prev,
+		       const struct pl_recorded_point *p, double *v)
+{
+	double dt_s;
+
+	if (p->kind != PL_COUNTER_PROCESS_CPU_TICKS && p->kind != PL_COUNTER_LINK_BYTES) {
+		*v = p->value;
+		return true;
+	}
+	if (!prev || p->mono_ns <= prev->mono_ns || p->value < prev->value)
+		return false;
+	dt_s = (double)(p->mono_ns - prev->mono_ns) / 1e9;
+	if (p->kind == PL_COUNTER_LINK_BYTES) {
+		*v = (p->value - prev->value) / dt_s / 1e6;
+		return true;
+	}
+	if (!r->clk_tck)
+		return false; /* ticks without their length: no header line */
+	*v = (p->value - prev->value) / (double)r->clk_tck / dt_s * 100;
+	return true;
+}
+
+static int counters(struct trace *t, const struct pl_recording *r)
+{
+	const struct pl_recorded_point **order;
+	size_t i;
+
+	if (!r->n_points)
+		return 0;
+	order = malloc(r->n_points * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < r->n_points; i++)
+		order[i] = &r->points[i];
+	qsort(order, r->n_points, sizeof(*order), cmp_point);
+	for (i = 0; i < r->n_points; i++) {
+		const struct pl_recorded_point *p = order[i], *prev = NULL;
+		uint64_t uuid = COUNTER_TRACK_UUID_BASE + ((uint64_t)p->kind << PID_BITS) +
+				(uint64_t)p->pid;
+		double v;
+
+		if (i > 0 && order[i - 1]->kind == p->kind && order[i - 1]->pid == p->pid)
+			prev = order[i - 1];
+		else
+			counter_track(t, p, uuid);
+		if (counter_at(r, prev, p, &v))
+			counter_value(t, uuid, p->mono_ns, v);
+	}
+	free(order);
+	return 0;
+}
+
 int pl__perfetto_trace_write(FILE *out, const void *recording)
 {
 	const struct pl_recording *r = recording;
@@ -392,6 +560,8 @@ int pl__perfetto_trace_write(FILE *out, const void *recording)
 		err = stall_slices(&t, r);
 	if (err == 0)
 		err = call_slices(&t, r);
+	if (err == 0)
+		err = counters(&t, r);
 	pl__pb_free(&t.pb);
 	if (err < 0)
 		return err;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #define WIRE_VARINT 0u
+#define WIRE_I64 1u
 #define WIRE_LEN 2u
 #define VARINT_MAX 10
 
@@ -74,6 +75,26 @@ void pl__pb_varint_field(struct pl_pb *pb, uint32_t field, uint64_t value)
 {
 	put_tag(pb, field, WIRE_VARINT);
 	put_varint(pb, value);
+}
+
+/* little-endian on the wire, whatever the machine's order */
+void pl__pb_fixed64_field(struct pl_pb *pb, uint32_t field, uint64_t value)
+{
+	unsigned i;
+
+	put_tag(pb, field, WIRE_I64);
+	if (!reserve(pb, 8))
+		return;
+	for (i = 0; i < 8; i++)
+		pb->buf[pb->n++] = (uint8_t)(value >> (8 * i));
+}
+
+void pl__pb_double_field(struct pl_pb *pb, uint32_t field, double value)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &value, sizeof(bits));
+	pl__pb_fixed64_field(pb, field, bits);
 }
 
 void pl__pb_string_field(struct pl_pb *pb, uint32_t field, const char *s)

@@ -1,6 +1,6 @@
 /* A streaming writer for the protobuf wire format, as much of it as the
- * Perfetto trace needs: varint and length-delimited fields, and nested
- * messages. A message is built in memory (one TracePacket at a time) and
+ * Perfetto trace needs: varint, 64-bit and length-delimited fields, and
+ * nested messages. A message is built in memory (one TracePacket at a time) and
  * then flushed to a stream, so memory stays at one packet's size however
  * long the trace is.
  *
@@ -30,6 +30,9 @@ void pl__pb_init(struct pl_pb *pb);
 void pl__pb_free(struct pl_pb *pb);
 /* wire type 0: uint64, uint32, int32 >= 0, bool, enum */
 void pl__pb_varint_field(struct pl_pb *pb, uint32_t field, uint64_t value);
+/* wire type 1: fixed64, and double (its IEEE 754 bits) */
+void pl__pb_fixed64_field(struct pl_pb *pb, uint32_t field, uint64_t value);
+void pl__pb_double_field(struct pl_pb *pb, uint32_t field, double value);
 /* wire type 2 */
 void pl__pb_string_field(struct pl_pb *pb, uint32_t field, const char *s);
 void pl__pb_begin(struct pl_pb *pb, uint32_t field);

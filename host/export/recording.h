@@ -34,6 +34,31 @@ struct pl_recorded_stall {
 	int64_t pid; /* the victim */
 	char comm[PL_REC_NAME], mechanism[PL_REC_NAME];
 	uint64_t start_ns, duration_ns;
+	/* the first bully the tracer named (bully.0); pid 0: none */
+	int64_t bully_pid;
+	char bully_comm[PL_REC_NAME];
+	double bully_wbytes_kb;
+};
+
+/* A value over time, for the trace's counter tracks: raw, as the files
+ * have it (the writer turns CPU ticks and link bytes into rates). */
+enum pl_counter_kind {
+	PL_COUNTER_PROCESS_CPU_TICKS, /* resources: utime + stime */
+	PL_COUNTER_PROCESS_RSS_BYTES, /* resources: VmRSS */
+	PL_COUNTER_MEM_AVAILABLE_BYTES, /* resources: meminfo_kb */
+	PL_COUNTER_MEM_DIRTY_BYTES,
+	PL_COUNTER_MEM_WRITEBACK_BYTES,
+	PL_COUNTER_LINK_BYTES,        /* link_diag: totals.bytes */
+	PL_COUNTER_LINK_BACKLOG_BYTES, /* link_diag: last_send.backlog_kb */
+	PL_COUNTER_KIND_COUNT
+};
+
+struct pl_recorded_point {
+	uint8_t kind;  /* enum pl_counter_kind */
+	uint16_t comm; /* into pl_recording.names, for process counters */
+	int64_t pid;   /* process counters; 0 for the others */
+	uint64_t mono_ns;
+	double value;
 };
 
 /* one process in the last resource sample */
@@ -94,8 +119,10 @@ struct pl_recording {
 	size_t n_link_changes, cap_link_changes;
 	struct pl_recorded_call *calls;
 	size_t n_calls, cap_calls;
-	char (*names)[PL_REC_NAME]; /* the calls' stage and comm names, once each */
+	char (*names)[PL_REC_NAME]; /* stage and comm names, once each */
 	size_t n_names, cap_names;
+	struct pl_recorded_point *points;
+	size_t n_points, cap_points;
 	bool present[PL_REC_FILE_COUNT];        /* the file was there */
 	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
 	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */
@@ -128,6 +155,12 @@ void pl__recording_copy_name(char *dst, const char *src);
  * NULL. */
 const char *pl__recording_item_of(const char *path, const char *prefix, size_t max,
 				  size_t *index);
+/* The index of name in r->names, added if new: -1 when the table is full
+ * (65535 names), -2 when it cannot grow (no memory). */
+int pl__recording_intern(struct pl_recording *r, const char *name);
+/* Add a counter point. 0 or -ENOMEM. */
+int pl__recording_point(struct pl_recording *r, enum pl_counter_kind kind, int64_t pid,
+			const char *comm, uint64_t mono_ns, double value);
 /* Grow an array of elem bytes to hold one more. 0 or -ENOMEM. */
 int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem);
 

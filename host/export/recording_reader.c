@@ -122,5 +122,6 @@ void pl__recording_free(struct pl_recording *r)
 	free(r->link_changes);
 	free(r->calls);
 	free(r->names);
+	free(r->points);
 	memset(r, 0, sizeof(*r));
 }

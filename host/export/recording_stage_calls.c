@@ -7,13 +7,11 @@
 #include "recording.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_CALLS 65536   /* in one line; the device writes at most 512 */
 #define MAX_STAGE_NAMES 256
-#define MAX_NAMES 65535   /* distinct stage and comm names in a recording */
 #define CALL_FIELDS 7     /* start, wall, cpu, tid, stage, result, bytes */
 
 struct raw_call {
@@ -111,24 +109,6 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 	}
 }
 
-/* The index of name in r->names, added if new; -1 when the table is full,
- * -2 when it cannot grow (no memory). */
-static int intern(struct pl_recording *r, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < r->n_names; i++)
-		if (strcmp(r->names[i], name) == 0)
-			return (int)i;
-	if (r->n_names >= MAX_NAMES)
-		return -1;
-	if (pl__recording_grow((void **)&r->names, &r->cap_names, r->n_names,
-			       sizeof(*r->names)) < 0)
-		return -2;
-	snprintf(r->names[r->n_names], PL_REC_NAME, "%s", name);
-	return (int)r->n_names++;
-}
-
 static int take_line(struct line_state *s)
 {
 	struct pl_recording *r = s->r;
@@ -143,11 +123,11 @@ static int take_line(struct line_state *s)
 		    s->calls[i].v[5] > 4)
 			return 1;
 	}
-	comm_id = intern(r, s->comm[0] ? s->comm : "?");
+	comm_id = pl__recording_intern(r, s->comm[0] ? s->comm : "?");
 	for (i = 0; i < s->n_stage_names; i++) {
 		if (comm_id < 0)
 			break;
-		stage_ids[i] = intern(r, s->stage_names[i]);
+		stage_ids[i] = pl__recording_intern(r, s->stage_names[i]);
 		if (stage_ids[i] < 0)
 			comm_id = stage_ids[i]; /* the failure, for below */
 	}

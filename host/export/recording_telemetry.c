@@ -3,11 +3,15 @@
  * useful (a stall without its time or victim), is skipped and counted.
  *
  *   link_diag          the totals of the last line, and where frames
- *                      held, replaced and lost went up
+ *                      held, replaced and lost went up; bytes and backlog
+ *                      of every line as counter points
  *   perflink-profile   per process, the stages of its last report
- *   stall              every event: victim, mechanism, start and length
+ *   stall              every event: victim, mechanism, start and length,
+ *                      its first bully
  *   resources          clk_tck from the header; the processes of the last
- *                      sample (CPU ticks, VmRSS) */
+ *                      sample (CPU ticks, VmRSS); of every sample, each
+ *                      process's CPU ticks and VmRSS and the system's
+ *                      MemAvailable, Dirty and Writeback as counter points */
 #include "proc_parse.h"
 #include "recording.h"
 #include "json_reader.h"
@@ -32,6 +36,13 @@ struct line_state {
 	double mono_s, window_ms;
 	struct pl_recorded_link link;
 	uint64_t clk_tck;
+	int64_t bully_pid;
+	char bully_comm[PL_REC_NAME];
+	double bully_wbytes_kb;
+	bool have_backlog;
+	double backlog_kb;
+	/* meminfo_kb's MemAvailable, Dirty, Writeback; UINT64_MAX: absent */
+	uint64_t mem_kb[3];
 	/* the line's array items, indexed as in the line */
 	struct pl_recorded_stage *stages;
 	size_t n_stages, cap_stages;
@@ -161,6 +172,21 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		s->have_mono_ns = pl__parse_u64_all(value, &s->mono_ns);
 	else if (strcmp(path, "clk_tck") == 0)
 		pl__parse_u64_all(value, &s->clk_tck);
+	else if (s->f == PL_REC_STALL && strcmp(path, "bully.0.pid") == 0)
+		i64_of(value, &s->bully_pid);
+	else if (s->f == PL_REC_STALL && strcmp(path, "bully.0.comm") == 0)
+		pl__recording_copy_name(s->bully_comm, value);
+	else if (s->f == PL_REC_STALL && strcmp(path, "bully.0.d_wbytes_kB") == 0)
+		double_of(value, &s->bully_wbytes_kb);
+	else if (s->f == PL_REC_LINK_DIAG && strcmp(path, "last_send.backlog_kb") == 0)
+		s->have_backlog = double_of(value, &s->backlog_kb) && s->backlog_kb >= 0 &&
+				  s->backlog_kb < 1e12;
+	else if (s->f == PL_REC_RESOURCES && strcmp(path, "meminfo_kb.MemAvailable") == 0)
+		pl__parse_u64_all(value, &s->mem_kb[0]);
+	else if (s->f == PL_REC_RESOURCES && strcmp(path, "meminfo_kb.Dirty") == 0)
+		pl__parse_u64_all(value, &s->mem_kb[1]);
+	else if (s->f == PL_REC_RESOURCES && strcmp(path, "meminfo_kb.Writeback") == 0)
+		pl__parse_u64_all(value, &s->mem_kb[2]);
 	else if (s->f == PL_REC_LINK_DIAG)
 		link_field(s, path, value);
 	else if (s->f == PL_REC_PROFILE && (field = pl__recording_item_of(path, "stages", MAX_ITEMS, &index)))
@@ -190,6 +216,15 @@ static int take_link_diag(struct line_state *s)
 		c->held = now->frames_held - was->frames_held;
 		c->replaced = now->frames_replaced - was->frames_replaced;
 		c->lost = now->frames_lost - was->frames_lost;
+	}
+	if (s->have_mono_ns) {
+		if ((err = pl__recording_point(r, PL_COUNTER_LINK_BYTES, 0, NULL, s->mono_ns,
+					       (double)now->bytes)) < 0)
+			return err;
+		if (s->have_backlog &&
+		    (err = pl__recording_point(r, PL_COUNTER_LINK_BACKLOG_BYTES, 0, NULL,
+					       s->mono_ns, s->backlog_kb * 1024)) < 0)
+			return err;
 	}
 	r->link = *now;
 	return 0;
@@ -246,6 +281,12 @@ static int take_stall(struct line_state *s)
 	/* the window ends at mono; one said to start before the clock did is cut */
 	e->start_ns = (uint64_t)llround(start_s * 1e9);
 	e->duration_ns = (uint64_t)llround(s->mono_s * 1e9) - e->start_ns;
+	if (s->bully_pid > 0 && s->bully_pid < (1 << 22) && s->bully_pid != s->pid) {
+		e->bully_pid = s->bully_pid;
+		pl__recording_copy_name(e->bully_comm, s->bully_comm);
+		e->bully_wbytes_kb = s->bully_wbytes_kb >= 0 && s->bully_wbytes_kb < 1e15 ?
+					     s->bully_wbytes_kb : 0;
+	}
 	return 0;
 }
 
@@ -265,12 +306,31 @@ static int take_resources(struct line_state *s)
 		return 1;
 	r->n_procs = 0;
 	for (i = 0; i < s->n_procs; i++) {
-		if (!s->procs[i].comm[0])
+		const struct pl_recorded_process *p = &s->procs[i];
+
+		if (!p->comm[0])
 			continue;
 		if ((err = pl__recording_grow((void **)&r->procs, &r->cap_procs, r->n_procs,
 					      sizeof(*r->procs))) < 0)
 			return err;
-		r->procs[r->n_procs++] = s->procs[i];
+		r->procs[r->n_procs++] = *p;
+		if (!s->have_mono_ns || p->pid <= 0 || p->pid >= (1 << 22))
+			continue;
+		if (p->have_cpu && (err = pl__recording_point(r, PL_COUNTER_PROCESS_CPU_TICKS, p->pid,
+							      p->comm, s->mono_ns,
+							      (double)p->cpu_ticks)) < 0)
+			return err;
+		if (p->have_resident &&
+		    (err = pl__recording_point(r, PL_COUNTER_PROCESS_RSS_BYTES, p->pid, p->comm,
+					       s->mono_ns, (double)p->resident_bytes)) < 0)
+			return err;
+	}
+	for (i = 0; i < 3 && s->have_mono_ns; i++) {
+		if (s->mem_kb[i] == UINT64_MAX || s->mem_kb[i] > UINT64_MAX / 1024)
+			continue;
+		if ((err = pl__recording_point(r, (enum pl_counter_kind)(PL_COUNTER_MEM_AVAILABLE_BYTES + i),
+					       0, NULL, s->mono_ns, (double)s->mem_kb[i] * 1024)) < 0)
+			return err;
 	}
 	return 0;
 }
@@ -284,6 +344,11 @@ static int telemetry_line(void *ctx, const char *text, size_t len)
 	s->type[0] = s->comm[0] = s->mechanism[0] = '\0';
 	s->have_pid = s->have_mono = s->have_window = s->have_mono_ns = false;
 	s->clk_tck = 0;
+	s->bully_pid = 0;
+	s->bully_comm[0] = '\0';
+	s->bully_wbytes_kb = 0;
+	s->have_backlog = false;
+	s->mem_kb[0] = s->mem_kb[1] = s->mem_kb[2] = UINT64_MAX;
 	s->n_stages = s->n_procs = 0;
 	memset(&s->link, 0, sizeof(s->link));
 	err = pl__json_walk(text, len, on_scalar, s);

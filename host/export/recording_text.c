@@ -2,6 +2,7 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,40 @@ const char *pl__recording_item_of(const char *path, const char *prefix, size_t m
 		return NULL;
 	*index = i;
 	return end + 1;
+}
+
+#define MAX_NAMES 65535 /* distinct names in a recording: they are uint16_t */
+
+int pl__recording_intern(struct pl_recording *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_names; i++)
+		if (strcmp(r->names[i], name) == 0)
+			return (int)i;
+	if (r->n_names >= MAX_NAMES)
+		return -1;
+	if (pl__recording_grow((void **)&r->names, &r->cap_names, r->n_names,
+			       sizeof(*r->names)) < 0)
+		return -2;
+	snprintf(r->names[r->n_names], PL_REC_NAME, "%s", name);
+	return (int)r->n_names++;
+}
+
+int pl__recording_point(struct pl_recording *r, enum pl_counter_kind kind, int64_t pid,
+			const char *comm, uint64_t mono_ns, double value)
+{
+	struct pl_recorded_point *p;
+	int name = pl__recording_intern(r, comm && comm[0] ? comm : "?");
+
+	if (name == -2 || pl__recording_grow((void **)&r->points, &r->cap_points, r->n_points,
+					     sizeof(*r->points)) < 0)
+		return -ENOMEM;
+	p = &r->points[r->n_points++];
+	p->kind = (uint8_t)kind;
+	p->comm = name < 0 ? 0 : (uint16_t)name; /* a full table: the first name */
+	p->pid = pid;
+	p->mono_ns = mono_ns;
+	p->value = value;
+	return 0;
 }

@@ -194,6 +194,49 @@ else
 	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
 fi
 
+# Counters and a stall's bully: CPU % from a process's ticks (50 ticks of
+# 100 a second over 1 s: 50), RSS, MemAvailable, link MB/s from its byte
+# totals (5,000,000 bytes over 1 s: 5) and backlog; the bully as an
+# instant on its own process track with a flow to the victim's stall.
+cnt="$dir/counters"
+mkdir -p "$cnt/telemetry"
+cat > "$cnt/telemetry/resources.jsonl" <<'JSON'
+{"type":"header","schema":1,"clk_tck":100,"page_size":4096}
+{"type":"sample","seq":0,"mono_ns":1000000000,"meminfo_kb":{"MemAvailable":1000,"Dirty":10},"procs":[{"pid":812,"comm":"raptor","utime_ticks":10,"stime_ticks":0,"vm_kb":{"VmRSS":1024}}]}
+{"type":"sample","seq":1,"mono_ns":2000000000,"meminfo_kb":{"MemAvailable":900,"Dirty":20},"procs":[{"pid":812,"comm":"raptor","utime_ticks":40,"stime_ticks":20,"vm_kb":{"VmRSS":2048}}]}
+JSON
+cat > "$cnt/telemetry/link_diag.jsonl" <<'JSON'
+{"type":"link_diag","mono_ns":1000000000,"last_send":{"backlog_kb":4},"totals":{"frames_sent":1,"bytes":0}}
+{"type":"link_diag","mono_ns":2000000000,"last_send":{"backlog_kb":8},"totals":{"frames_sent":2,"bytes":5000000}}
+JSON
+cat > "$cnt/telemetry/stall.jsonl" <<'JSON'
+{"type":"stall","mono":3.5,"victim":{"pid":900,"comm":"recorder"},"window_ms":500,"bully":[{"pid":777,"comm":"dd","d_wbytes_kB":2048.0,"d_wchar_kB":2048.0,"exited":false}],"mechanism":"writeback"}
+JSON
+"$host" export "$cnt" 2> "$dir/cnt.err"
+ok $? "export of counters and a bully exits 0 ($(tr '\n' ' ' < "$dir/cnt.err"))"
+if command -v protoc > /dev/null; then
+	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
+		"$(basename "$proto")" < "$cnt/trace.perfetto-trace" > "$dir/cnt.txt" 2> "$dir/protoc.err"
+	ok $? "protoc decodes the trace of counters ($(head -c 200 "$dir/protoc.err"))"
+	for name in 'CPU %' 'RSS' 'MemAvailable' 'Dirty' 'link MB/s' 'link backlog' 'dd 777' 'recorder 900'; do
+		grep -qF "name: \"$name\"" "$dir/cnt.txt"
+		ok $? "trace has the track \"$name\""
+	done
+	grep -q 'double_counter_value: 50$' "$dir/cnt.txt"
+	ok $? "CPU % from the process's ticks: 50"
+	grep -q 'double_counter_value: 5$' "$dir/cnt.txt" && grep -q 'double_counter_value: 8192$' "$dir/cnt.txt"
+	ok $? "link MB/s from its byte totals (5) and its backlog in bytes (8192)"
+	grep -q 'double_counter_value: 2097152$' "$dir/cnt.txt" && grep -q 'double_counter_value: 921600$' "$dir/cnt.txt"
+	ok $? "RSS and MemAvailable in bytes"
+	[ "$(grep -c 'type: TYPE_COUNTER' "$dir/cnt.txt")" -eq 10 ]
+	ok $? "10 counter values: CPU % from the second sample on, the others from the first"
+	grep -qF 'name: "bully of recorder 900: wrote 2.0 MiB"' "$dir/cnt.txt" &&
+		grep -q 'flow_ids: 1$' "$dir/cnt.txt" && grep -q 'terminating_flow_ids: 1$' "$dir/cnt.txt"
+	ok $? "the bully's instant with a flow to the victim's stall slice"
+else
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
+fi
+
 mkdir "$dir/empty"
 "$host" export "$dir/empty" 2> "$dir/empty.err"
 st=$?
