@@ -68,7 +68,8 @@ static const struct pl_option options[] = {
 	{ "out", PL_OPT_STRING, &opt.out, 0, 0, "DIR",
 	  "write DIR/frames.csv and DIR/summary.json at exit (also on SIGINT/SIGTERM) and the "
 	  "device's telemetry as DIR/telemetry/TYPE.jsonl while it arrives; then, from them, "
-	  "DIR/metrics.prom and DIR/trace.perfetto-trace as `perflink-host export DIR` does" },
+	  "DIR/metrics.prom, DIR/trace.perfetto-trace and the pprof profiles DIR/profile.pb.gz "
+	  "and DIR/profiles/window-N.pb.gz as `perflink-host export DIR` does" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -133,13 +134,17 @@ static void usage(FILE *out)
 		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
 		     "second for the clock offset, and print a summary on exit. With --out, write\n"
 		     "frames.csv, summary.json and the device's telemetry into a directory, and\n"
-		     "at exit metrics.prom and trace.perfetto-trace from them (as export does).\n"
+		     "at exit metrics.prom, trace.perfetto-trace and the pprof profiles from them\n"
+		     "(as export does).\n"
 		     "A progress line is shown once a second when stdout is a terminal.\n\n"
 		     "export DIR: read what --out wrote into DIR and (re)write DIR/metrics.prom\n"
-		     "(Prometheus text, for node_exporter's textfile collector) and\n"
+		     "(Prometheus text, for node_exporter's textfile collector),\n"
 		     "DIR/trace.perfetto-trace (open it in ui.perfetto.dev): frame latencies and\n"
 		     "slices, device link totals, stage calls and times, stall events, process CPU\n"
-		     "and memory. Lines that do not parse are skipped and counted (stderr and\n"
+		     "and memory; and, when the render sampler sent windows, DIR/profile.pb.gz\n"
+		     "(pprof: its stacks over the whole run, samples and CPU nanoseconds; open it\n"
+		     "with go tool pprof) and DIR/profiles/window-N.pb.gz (one per window, N from\n"
+		     "1). Lines that do not parse are skipped and counted (stderr and\n"
 		     "perflink_export_skipped_lines_total). Exit 0, or 1 when DIR holds no\n"
 		     "recording or a file could not be read or written.\n"
 		     "See docs/host-export.md.\n\n"

@@ -4,14 +4,16 @@
 #include "log.h"
 #include "metrics_prom.h"
 #include "perfetto_trace.h"
+#include "pprof_profile.h"
 #include "recording.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
-static int write_file(const struct pl_recording *r, const char *dir, const char *name,
-		      int (*fill)(FILE *f, const void *recording))
+static int write_file(const void *ctx, const char *dir, const char *name,
+		      int (*fill)(FILE *f, const void *ctx))
 {
 	char path[4096];
 	int err;
@@ -19,7 +21,7 @@ static int write_file(const struct pl_recording *r, const char *dir, const char 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		err = -ENAMETOOLONG;
 	else
-		err = pl__atomic_file_write(path, fill, r);
+		err = pl__atomic_file_write(path, fill, ctx);
 	if (err < 0)
 		pl__log_warnc(err, "%s/%s", dir, name);
 	return err;
@@ -35,6 +37,39 @@ static void report_skipped(const struct pl_recording *r, const char *dir)
 				      " lines that did not parse",
 				      dir, pl__recording_file_name((enum pl_recording_file)f),
 				      r->bad_lines[f], r->lines[f]);
+	if (r->bad_stack_lines)
+		pl__log_warnx("%s/%s: skipped %" PRIu64 " folded stack lines that did not parse",
+			      dir, pl__recording_file_name(PL_REC_RENDER_WINDOW), r->bad_stack_lines);
+}
+
+/* DIR/profile.pb.gz (every window) and DIR/profiles/window-N.pb.gz (N from
+ * 1, in the order of render_window.jsonl), when there are windows */
+static int write_profiles(const struct pl_recording *r, const char *dir)
+{
+	char sub[4096], name[64];
+	int status, err;
+	size_t i;
+
+	if (!r->n_windows)
+		return 0;
+	status = write_file(r, dir, "profile.pb.gz", pl__pprof_write_merged);
+	if ((size_t)snprintf(sub, sizeof(sub), "%s/profiles", dir) >= sizeof(sub)) {
+		pl__log_warnc(-ENAMETOOLONG, "%s/profiles", dir);
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
+		err = -errno;
+		pl__log_warnc(err, "%s", sub);
+		return err;
+	}
+	for (i = 0; i < r->n_windows; i++) {
+		struct pl_pprof_window w = { r, i };
+
+		snprintf(name, sizeof(name), "window-%zu.pb.gz", i + 1);
+		if ((err = write_file(&w, sub, name, pl__pprof_write_window)) < 0 && status == 0)
+			status = err;
+	}
+	return status;
 }
 
 int pl__export_dir(const char *dir)
@@ -55,6 +90,9 @@ int pl__export_dir(const char *dir)
 	report_skipped(&r, dir);
 	status = write_file(&r, dir, "metrics.prom", pl__metrics_prom_write);
 	err = write_file(&r, dir, "trace.perfetto-trace", pl__perfetto_trace_write);
+	if (err < 0 && status == 0)
+		status = err;
+	err = write_profiles(&r, dir);
 	pl__recording_free(&r);
 	return status < 0 ? status : err;
 }

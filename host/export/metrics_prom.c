@@ -245,6 +245,10 @@ static void skipped(FILE *out, const struct pl_recording *r)
 		pl__prom_label_value(out, pl__recording_file_name((enum pl_recording_file)f));
 		fprintf(out, "} %" PRIu64 "\n", r->bad_lines[f]);
 	}
+	/* lines of the folded stacks inside render_window lines that parsed */
+	if (r->present[PL_REC_RENDER_WINDOW])
+		fprintf(out, "perflink_export_skipped_lines_total{file=\"%s:folded\"} %" PRIu64 "\n",
+			pl__recording_file_name(PL_REC_RENDER_WINDOW), r->bad_stack_lines);
 }
 
 int pl__metrics_prom_write(FILE *out, const void *recording)

@@ -1,7 +1,8 @@
 /* A recorded run as `perflink-host --out DIR` left it, read back for
  * export: the frames of DIR/frames.csv and what the exporters use of
  * DIR/telemetry/TYPE.jsonl (link_diag totals, perflink-profile stages,
- * stall events, resource samples, per-call stage events).
+ * stall events, resource samples, per-call stage events, the render
+ * sampler's windows of stacks).
  *
  * The files are input from elsewhere (a copy, a truncated run): every line
  * that does not parse is skipped and counted per file, the rest is kept.
@@ -94,6 +95,33 @@ struct pl_recorded_call {
 	uint64_t start_ns, wall_ns, cpu_ns, bytes;
 };
 
+/* One stack of a render_window's folded text ("outer;...;inner COUNT"):
+ * frames outermost first, ';' between them, as the device sent them. */
+struct pl_recorded_stack {
+	char *frames; /* malloc'd, NUL-terminated */
+	uint64_t count;
+};
+
+/* One render sampler window: its stacks are stacks[first_stack ..
+ * first_stack + n_stacks). */
+struct pl_recorded_window {
+	int64_t pid;
+	char comm[PL_REC_NAME];
+	uint64_t window_s;
+	uint64_t period_ns; /* the sampling timer's interval; 0: not said */
+	size_t first_stack, n_stacks;
+};
+
+/* What a window's report says of a function the folded stacks name: its
+ * module ("hot_a (renderer)") and the file:line of its hottest innermost
+ * line ("spin.h:10 hot_a"), the first window that says it wins. name is
+ * spelled as in the folded stacks (' ' and ';' as '_'), shown as in the
+ * report ("ns::draw(int, char)"). */
+struct pl_recorded_function {
+	char *name, *shown, *module, *file; /* malloc'd; all but name may be NULL */
+	uint64_t line;                      /* 0: unknown */
+};
+
 enum pl_recording_file {
 	PL_REC_FRAMES,    /* frames.csv */
 	PL_REC_LINK_DIAG, /* telemetry/link_diag.jsonl */
@@ -101,6 +129,7 @@ enum pl_recording_file {
 	PL_REC_STALL,     /* telemetry/stall.jsonl */
 	PL_REC_RESOURCES, /* telemetry/resources.jsonl */
 	PL_REC_STAGE_CALLS, /* telemetry/perflink-stage-calls.jsonl */
+	PL_REC_RENDER_WINDOW, /* telemetry/render_window.jsonl */
 	PL_REC_FILE_COUNT
 };
 
@@ -123,6 +152,14 @@ struct pl_recording {
 	size_t n_names, cap_names;
 	struct pl_recorded_point *points;
 	size_t n_points, cap_points;
+	struct pl_recorded_window *windows;
+	size_t n_windows, cap_windows;
+	struct pl_recorded_stack *stacks;
+	size_t n_stacks, cap_stacks;
+	struct pl_recorded_function *functions;
+	size_t n_functions, cap_functions;
+	/* folded lines inside valid render_window lines that did not parse */
+	uint64_t bad_stack_lines;
 	bool present[PL_REC_FILE_COUNT];        /* the file was there */
 	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
 	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */
@@ -139,6 +176,10 @@ void pl__recording_free(struct pl_recording *r);
 int pl__recording_read_frames_csv(struct pl_recording *r, int dir_fd);
 int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f);
 int pl__recording_read_stage_calls(struct pl_recording *r, int dir_fd);
+int pl__recording_read_render_windows(struct pl_recording *r, int dir_fd);
+/* The function named name (as in the folded stacks), or NULL. */
+const struct pl_recorded_function *pl__recording_function(const struct pl_recording *r,
+							  const char *name);
 /* Call line for each line of the file name under dir_fd (without its
  * newline, NUL-terminated; a line holding a NUL byte is passed as is, and
  * len tells). line returns 0 for a line it took, 1 for one it skipped

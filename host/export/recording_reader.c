@@ -15,6 +15,7 @@ static const char *const file_names[PL_REC_FILE_COUNT] = {
 	[PL_REC_STALL] = "telemetry/stall.jsonl",
 	[PL_REC_RESOURCES] = "telemetry/resources.jsonl",
 	[PL_REC_STAGE_CALLS] = "telemetry/perflink-stage-calls.jsonl",
+	[PL_REC_RENDER_WINDOW] = "telemetry/render_window.jsonl",
 };
 
 const char *pl__recording_file_name(enum pl_recording_file f)
@@ -98,6 +99,8 @@ int pl__recording_read(struct pl_recording *r, const char *dir)
 	for (f = PL_REC_LINK_DIAG; f < PL_REC_FILE_COUNT; f++) {
 		if (f == PL_REC_STAGE_CALLS)
 			err = pl__recording_read_stage_calls(r, dir_fd);
+		else if (f == PL_REC_RENDER_WINDOW)
+			err = pl__recording_read_render_windows(r, dir_fd);
 		else
 			err = pl__recording_read_telemetry(r, dir_fd, (enum pl_recording_file)f);
 		if (err == 0)
@@ -115,6 +118,19 @@ fail:
 
 void pl__recording_free(struct pl_recording *r)
 {
+	size_t i;
+
+	for (i = 0; i < r->n_stacks; i++)
+		free(r->stacks[i].frames);
+	for (i = 0; i < r->n_functions; i++) {
+		free(r->functions[i].name);
+		free(r->functions[i].shown);
+		free(r->functions[i].module);
+		free(r->functions[i].file);
+	}
+	free(r->windows);
+	free(r->stacks);
+	free(r->functions);
 	free(r->frames);
 	free(r->stages);
 	free(r->stalls);

@@ -204,6 +204,9 @@ int pl__signal_init(void);
 /* Install the handler (unless the program has one for signo: then
  * -EBUSY) and start a timer on tid's CPU clock, hz a second. */
 int pl__signal_arm(pid_t tid, int signo, uint32_t hz);
+/* The timer's interval for hz, in ns of the thread's CPU time: what one
+ * sample stands for (the kernel may stretch it to whole ticks). */
+long pl__signal_period_ns(uint32_t hz);
 void pl__signal_disarm(void);
 /* Whether signo's handler is still ours. */
 bool pl__signal_intact(int signo);
@@ -276,9 +279,10 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 /* --- sampler_forward.c --------------------------------------------------- */
 
 /* The window's report and folded stacks to perflinkd as one render_window
- * telemetry line (when PERFLINK_SOCKET is not off and perflinkd runs). */
-void pl__sampler_forward(uint32_t window_s, const struct pl_render_stats *rs, const char *text,
-			 size_t len, const char *folded, size_t flen);
+ * telemetry line (when PERFLINK_SOCKET is not off and perflinkd runs);
+ * period_ns is the sampling timer's interval. */
+void pl__sampler_forward(uint32_t window_s, uint64_t period_ns, const struct pl_render_stats *rs,
+			 const char *text, size_t len, const char *folded, size_t flen);
 
 /* --- sampler_file.c ------------------------------------------------------ */
 

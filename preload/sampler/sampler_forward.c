@@ -1,8 +1,11 @@
 /* Each render-sampler window also goes to perflinkd (and over the link to
  * the host) as one telemetry line:
- *   {"type":"render_window","pid":N,"comm":"...","window_s":N,"fps":X,
- *    "frame_ms":X,"report":"<the window's text>","folded":"<folded stacks>"}
- * so the host gets the same report the file has. Sampler thread only. */
+ *   {"type":"render_window","pid":N,"comm":"...","window_s":N,
+ *    "sample_period_ns":N,"fps":X,"frame_ms":X,"report":"<the window's text>",
+ *    "folded":"<folded stacks>"}
+ * so the host gets the same report the file has, and with the period what
+ * a sample stands for in CPU time (its pprof profile's cpu/nanoseconds).
+ * Sampler thread only. */
 #include "json_writer.h"
 #include "report_daemon.h"
 #include "sampler.h"
@@ -10,8 +13,8 @@
 #include <errno.h>
 #include <unistd.h>
 
-void pl__sampler_forward(uint32_t window_s, const struct pl_render_stats *rs, const char *text,
-			 size_t len, const char *folded, size_t flen)
+void pl__sampler_forward(uint32_t window_s, uint64_t period_ns, const struct pl_render_stats *rs,
+			 const char *text, size_t len, const char *folded, size_t flen)
 {
 	static struct pl_json j;
 	static bool ready;
@@ -29,6 +32,7 @@ void pl__sampler_forward(uint32_t window_s, const struct pl_render_stats *rs, co
 	pl__json_u64(&j, "pid", (uint64_t)getpid());
 	pl__json_str(&j, "comm", program_invocation_short_name);
 	pl__json_u64(&j, "window_s", window_s);
+	pl__json_u64(&j, "sample_period_ns", period_ns);
 	if (rs->valid) {
 		pl__json_double(&j, "fps", rs->fps, 1);
 		pl__json_double(&j, "frame_ms", rs->frame_ms, 2);

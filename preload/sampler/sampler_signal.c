@@ -84,12 +84,17 @@ bool pl__signal_intact(int signo)
 	return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler;
 }
 
+long pl__signal_period_ns(uint32_t hz)
+{
+	return 1000000000L / (long)hz;
+}
+
 int pl__signal_arm(pid_t tid, int signo, uint32_t hz)
 {
 	struct sigaction old, sa;
 	struct sigevent sev;
 	struct itimerspec its;
-	long period_ns = 1000000000L / (long)hz;
+	long period_ns = pl__signal_period_ns(hz);
 	/* the thread's CPU clock, as pthread_getcpuclockid builds it */
 	clockid_t clock = (clockid_t)((~(unsigned int)tid << 3) | 6u);
 

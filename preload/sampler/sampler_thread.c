@@ -235,7 +235,8 @@ static void write_window(uint64_t now)
 			if (r < 0)
 				pl__diag("cannot append to %s (error %d)", folded_path, -r);
 		}
-		pl__sampler_forward(window_s, &stats, text, len, folded, flen);
+		pl__sampler_forward(window_s, (uint64_t)pl__signal_period_ns(cfg.sample_hz), &stats,
+				    text, len, folded, flen);
 	}
 	free(text);
 	free(folded);

@@ -2,13 +2,16 @@
  * copied or truncated --out directory, or one written by someone else).
  * The input's first byte picks the file the rest becomes: frames.csv or
  * one of the telemetry files the export reads; the directory is then read
- * back (host/export/recording_*.c) and written as Prometheus text and as
- * a Perfetto trace, into memory.
+ * back (host/export/recording_*.c) and written as Prometheus text, as
+ * a Perfetto trace and as pprof profiles (merged and per window), into
+ * memory.
  * Checked: reading a directory that holds the file never says there is no
  * recording; the lines read and the lines skipped agree; the frames kept
- * are no more than the lines; both writers succeed. */
+ * are no more than the lines, the windows no more than theirs, each
+ * window's stacks inside the recording's; every writer succeeds. */
 #include "metrics_prom.h"
 #include "perfetto_trace.h"
+#include "pprof_profile.h"
 #include "recording.h"
 
 #include <errno.h>
@@ -62,7 +65,7 @@ static void write_input(enum pl_recording_file f, const uint8_t *data, size_t si
 	close(fd);
 }
 
-static void write_out(int (*fill)(FILE *, const void *), const struct pl_recording *r)
+static void write_out(int (*fill)(FILE *, const void *), const void *ctx)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -70,7 +73,7 @@ static void write_out(int (*fill)(FILE *, const void *), const struct pl_recordi
 
 	if (!out)
 		abort();
-	if (fill(out, r) < 0)
+	if (fill(out, ctx) < 0)
 		abort(); /* nothing but the writing itself can fail */
 	fclose(out);
 	free(buf);
@@ -80,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pl_recording r;
 	enum pl_recording_file f;
+	size_t w;
 	int err, i;
 
 	if (size < 1)
@@ -97,8 +101,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	if (r.n_frames > r.lines[PL_REC_FRAMES])
 		abort();
+	if (r.n_windows > r.lines[PL_REC_RENDER_WINDOW])
+		abort();
+	for (w = 0; w < r.n_windows; w++)
+		if (r.windows[w].first_stack + r.windows[w].n_stacks > r.n_stacks)
+			abort();
 	write_out(pl__metrics_prom_write, &r);
 	write_out(pl__perfetto_trace_write, &r);
+	write_out(pl__pprof_write_merged, &r);
+	for (w = 0; w < r.n_windows; w++) {
+		struct pl_pprof_window pw = { &r, w };
+
+		write_out(pl__pprof_write_window, &pw);
+	}
 	pl__recording_free(&r);
 	return 0;
 }

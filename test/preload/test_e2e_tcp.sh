@@ -9,7 +9,7 @@
 # telemetry/perflink-profile.jsonl.
 #
 # The render sampler's windows (renderer under the shim) arrive as
-# telemetry/render_window.jsonl.
+# telemetry/render_window.jsonl, and are exported as pprof profiles.
 #
 # usage: test_e2e_tcp.sh PERFLINKD PERFLINK PERFLINK_HOST FRAME_PRODUCER SHIM
 #        CAPTURE_LOOP STAGES RENDERER
@@ -95,6 +95,17 @@ if command -v protoc > /dev/null; then
 else
 	n=$((n + 1))
 	echo "not ok $n - protoc is installed (scripts/deps installs protobuf-compiler)"
+	failed=$((failed + 1))
+fi
+# the render windows as the device really sends them, made into pprof
+# profiles: the renderer's hot function is there, CPU time from its 100 Hz
+if command -v go > /dev/null; then
+	go tool pprof -top -symbolize=none -sample_index=cpu "$d/host/profile.pb.gz" >"$d/top.txt" 2>&1
+	check "profile.pb.gz: go tool pprof reads it, hot_a in it, in CPU time ($(grep -m1 hot_a "$d/top.txt"))" \
+		"grep -q '^ *[0-9.]*m\\?s .* hot_a\$' '$d/top.txt' && [ -s '$d/host/profiles/window-1.pb.gz' ]"
+else
+	n=$((n + 1))
+	echo "not ok $n - go is installed (scripts/deps installs golang-go)"
 	failed=$((failed + 1))
 fi
 check "perflinkd's collector saw the four producers (the pipeline's own)" \

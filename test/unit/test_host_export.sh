@@ -3,13 +3,18 @@
 # files --out writes, with garbage and truncated lines among them): the
 # Perfetto trace decodes with the project's .proto subset and has the
 # tracks and slices the recording calls for, metrics.prom passes promtool
-# and holds the recording's values, bad lines are skipped and counted, an
-# empty directory is refused with a message.
+# and holds the recording's values, the pprof profiles of the render
+# sampler's windows (test/fixtures/recording/render_window: the lines the
+# device sends) read back with `go tool pprof` with the hot functions at
+# their shares, bad lines are skipped and counted, an empty directory is
+# refused with a message.
 #
-# usage: test_host_export.sh PERFLINK_HOST PERFETTO_SUBSET_PROTO   (TAP output)
+# usage: test_host_export.sh PERFLINK_HOST PERFETTO_SUBSET_PROTO RENDER_WINDOW_FIXTURE
+# (TAP output)
 set -u
 host=$1
 proto=$(realpath "$2")
+render_window=$3
 dir=$(mktemp -d /tmp/pl-test-export-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 n=0
@@ -69,6 +74,9 @@ cat > "$rec/telemetry/resources.jsonl" <<'JSON'
 {"type":"sample","seq":0,"mono_ns":1,"procs":[{"pid":812,"comm":"raptor","utime_ticks":10,"stime_ticks":5,"vm_kb":{"VmRSS":1024}}]}
 {"type":"sample","seq":1,"mono_ns":2,"procs":[{"pid":812,"comm":"raptor","utime_ticks":150,"stime_ticks":50,"vm_kb":{"VmRSS":2048}},{"pid":813,"comm":"a\\b","utime_ticks":1,"stime_ticks":0}]}
 JSON
+# the fuzz seed's first byte picks its file (test/fuzz/fuzz_recording.c);
+# the rest is render_window.jsonl as perflink-host --out files it
+tail -c +2 "$render_window" > "$rec/telemetry/render_window.jsonl"
 
 "$host" export "$rec" 2> "$dir/stderr"
 ok $? "export exits 0 ($(tr '\n' ' ' < "$dir/stderr"))"
@@ -108,6 +116,72 @@ if command -v protoc > /dev/null; then
 	ok $? "instants where link_diag's held and replaced totals went up"
 else
 	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
+fi
+
+# leaves PROFILE: per leaf function of go tool pprof -raw's samples, one
+# line "NAME MODULE FILE:LINE SAMPLES CPU_NS SHARE%" (MODULE - when none)
+leaves() {
+	go tool pprof -raw -symbolize=none "$1" 2> "$dir/pprof.err" | awk '
+	/^Samples:/ { sec = "s"; next }
+	/^Locations/ { sec = "l"; next }
+	/^Mappings/ { sec = "m"; next }
+	sec == "s" && /^ *[0-9]+ +[0-9]+: / {
+		split($0, a, ":"); split(a[1], v, " "); split(a[2], locs, " ")
+		n++; cnt[n] = v[1]; cpu[n] = v[2]; leaf[n] = locs[1]; next
+	}
+	sec == "l" && /^ *[0-9]+: / {
+		id = $1; sub(":", "", id); l = $0; m = "-"
+		sub(/^ *[0-9]+: 0x[0-9a-f]+ /, "", l)
+		if (l ~ /^M=[0-9]+ /) { m = l; sub(/ .*/, "", m); sub(/^M=/, "", m); sub(/^M=[0-9]+ /, "", l) }
+		sub(/ s=[0-9]+$/, "", l)
+		where = l; sub(/.* /, "", where); nm = l; sub(/ [^ ]*$/, "", nm)
+		name[id] = nm; at[id] = where; map[id] = m; next
+	}
+	sec == "m" && /^[0-9]+: / { id = $1; sub(":", "", id); mod[id] = $3 }
+	END {
+		for (i = 1; i <= n; i++) { c[leaf[i]] += cnt[i]; ns[leaf[i]] += cpu[i]; tot += cnt[i] }
+		for (id in c)
+			printf "%s %s %s %d %d %.1f%%\n", name[id], map[id] == "-" ? "-" : mod[map[id]],
+				at[id], c[id], ns[id], 100 * c[id] / tot
+	}'
+}
+if command -v go > /dev/null; then
+	p="$rec/profile.pb.gz"
+	[ -s "$p" ] && [ -s "$rec/profiles/window-1.pb.gz" ] && [ -s "$rec/profiles/window-2.pb.gz" ] &&
+		[ -s "$rec/profiles/window-3.pb.gz" ] && [ ! -e "$rec/profiles/window-4.pb.gz" ]
+	ok $? "profile.pb.gz and one profiles/window-N.pb.gz for each of the 3 windows"
+	[ "$(head -c 2 "$p" | od -An -tx1 | tr -d ' ')" = 1f8b ]
+	ok $? "the profile is gzipped"
+	go tool pprof -raw -symbolize=none "$p" > "$dir/raw.txt" 2> "$dir/pprof.err" &&
+		grep -qx 'samples/count cpu/nanoseconds' "$dir/raw.txt" &&
+		grep -qx 'PeriodType: cpu nanoseconds' "$dir/raw.txt" && grep -qx 'Period: 10000000' "$dir/raw.txt"
+	ok $? "go tool pprof reads it: samples/count and cpu/nanoseconds, period 10 ms ($(head -c 200 "$dir/pprof.err"))"
+	leaves "$p" > "$dir/merged.txt"
+	has "$dir/merged.txt" 'hot_a renderer spin.h:10 100 1000000000 50.0%' &&
+		has "$dir/merged.txt" 'hot_b renderer spin.h:20 90 900000000 45.0%' &&
+		has "$dir/merged.txt" 'ns::draw(int, char) libdraw.so :0 10 100000000 5.0%' &&
+		[ "$(wc -l < "$dir/merged.txt")" -eq 3 ]
+	ok $? "merged: the hot functions at their shares of both windows, with the device's module, file:line and name ($(tr '\n' '|' < "$dir/merged.txt"))"
+	leaves "$rec/profiles/window-1.pb.gz" > "$dir/w1.txt"
+	has "$dir/w1.txt" 'hot_a renderer spin.h:10 60 600000000 60.0%' &&
+		has "$dir/w1.txt" 'hot_b renderer spin.h:20 30 300000000 30.0%'
+	ok $? "window 1 alone: hot_a 60%, hot_b 30% ($(tr '\n' '|' < "$dir/w1.txt"))"
+	leaves "$rec/profiles/window-2.pb.gz" > "$dir/w2.txt"
+	has "$dir/w2.txt" 'hot_a renderer spin.h:10 40 400000000 40.0%' &&
+		has "$dir/w2.txt" 'hot_b renderer spin.h:20 60 600000000 60.0%' &&
+		[ "$(wc -l < "$dir/w2.txt")" -eq 2 ]
+	ok $? "window 2 alone: its two folded lines that parse, hot_a 40%, hot_b 60% ($(tr '\n' '|' < "$dir/w2.txt"))"
+	go tool pprof -raw -symbolize=none "$rec/profiles/window-1.pb.gz" 2> /dev/null |
+		grep -q 'M=[0-9]* render_frame :0'
+	ok $? "a caller keeps its module and has no line (the device gives lines of innermost frames only)"
+	go tool pprof -raw -symbolize=none "$rec/profiles/window-3.pb.gz" > "$dir/w3.txt" 2> /dev/null &&
+		grep -qx 'Period: 10000000' "$dir/w3.txt" && [ -z "$(leaves "$rec/profiles/window-3.pb.gz")" ]
+	ok $? "the window without a busy sample is a profile without samples"
+	grep -q 'render_window.jsonl: skipped 2 of 5 lines' "$dir/stderr" &&
+		grep -q 'render_window.jsonl: skipped 2 folded stack lines' "$dir/stderr"
+	ok $? "stderr counts the 2 bad render_window lines and the 2 bad folded lines"
+else
+	missing "go is installed (scripts/deps installs golang-go for go tool pprof)"
 fi
 
 m="$rec/metrics.prom"
@@ -151,7 +225,9 @@ grep -q "^perflink_stall_events_total{mechanism=\"$(printf '%062d' 0)\"} 1$" "$m
 ok $? "a name is cut between characters, not inside one"
 has "$m" 'perflink_export_skipped_lines_total{file="frames.csv"} 2' &&
 	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/perflink-profile.jsonl"} 1' &&
-	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/link_diag.jsonl"} 1'
+	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/link_diag.jsonl"} 1' &&
+	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/render_window.jsonl"} 2' &&
+	has "$m" 'perflink_export_skipped_lines_total{file="telemetry/render_window.jsonl:folded"} 2'
 ok $? "skipped lines counted per file"
 
 # Per-call stage events (docs/stages.md "Events"): two threads of one
