@@ -4,6 +4,7 @@
  * and writes what arrived as files. */
 #include "clock.h"
 #include "clock_offset.h"
+#include "compare.h"
 #include "export.h"
 #include "latency_table.h"
 #include "log.h"
@@ -129,7 +130,8 @@ static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_n
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: perflink-host [OPTIONS]\n"
-		     "       perflink-host export DIR\n\n"
+		     "       perflink-host export DIR\n"
+		     "       perflink-host compare [--label-a T] [--label-b T] [--markdown] A B\n\n"
 		     "Receive what perflinkd sends over USB (or TCP with --tcp), check every message\n"
 		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
 		     "second for the clock offset, and print a summary on exit. With --out, write\n"
@@ -146,7 +148,12 @@ static void usage(FILE *out)
 		     "with go tool pprof) and DIR/profiles/window-N.pb.gz (one per window, N from\n"
 		     "1). Lines that do not parse are skipped and counted (stderr and\n"
 		     "perflink_export_skipped_lines_total). Exit 0, or 1 when DIR holds no\n"
-		     "recording or a file could not be read or written.\n"
+		     "recording or a file could not be read or written.\n\n"
+		     "compare A B: the A/B table (Metric | A | B | Change) of two directories\n"
+		     "--out recorded: frames, latency quantiles, held frames, MB/s from their\n"
+		     "summary.json; the sampled processes' CPU and the stage totals from their\n"
+		     "telemetry. Exit 2 when a summary.json is missing or malformed\n"
+		     "(perflink-host compare --help says more).\n"
 		     "See docs/host-export.md.\n\n"
 		     "options:\n");
 	pl__options_print_help(options, out);
@@ -335,6 +342,8 @@ int main(int argc, char **argv)
 	pl__log_init("perflink-host", true, 0);
 	if (argc >= 2 && strcmp(argv[1], "export") == 0)
 		return export_command(argc - 2, argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "compare") == 0)
+		return pl__host_compare(argc - 1, argv + 1);
 	r = pl__options_parse_argv(options, argc, argv, &next, err, sizeof(err));
 	if (r == 1) {
 		usage(stdout);

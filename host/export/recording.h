@@ -62,12 +62,14 @@ struct pl_recorded_point {
 	double value;
 };
 
-/* one process in the last resource sample */
+/* one process in the last resource sample; first_* from the first sample
+ * that had it (the same pid), for its CPU use over the run */
 struct pl_recorded_process {
 	int64_t pid;
 	char comm[PL_REC_NAME];
 	uint64_t cpu_ticks, resident_bytes;
-	bool have_cpu, have_resident;
+	uint64_t mono_ns, first_cpu_ticks, first_mono_ns; /* if have_mono */
+	bool have_cpu, have_resident, have_mono;
 };
 
 /* the device's link totals from the last link_diag line */

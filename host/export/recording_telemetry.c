@@ -9,9 +9,11 @@
  *   stall              every event: victim, mechanism, start and length,
  *                      its first bully
  *   resources          clk_tck from the header; the processes of the last
- *                      sample (CPU ticks, VmRSS); of every sample, each
- *                      process's CPU ticks and VmRSS and the system's
- *                      MemAvailable, Dirty and Writeback as counter points */
+ *                      sample (CPU ticks, VmRSS), with their CPU ticks and
+ *                      time at the first sample that had them; of every
+ *                      sample, each process's CPU ticks and VmRSS and the
+ *                      system's MemAvailable, Dirty and Writeback as counter
+ *                      points */
 #include "proc_parse.h"
 #include "recording.h"
 #include "json_reader.h"
@@ -304,6 +306,26 @@ static int take_resources(struct line_state *s)
 	}
 	if (strcmp(s->type, "sample") != 0)
 		return 1;
+	/* carry each process's first sample over from the previous line */
+	for (i = 0; i < s->n_procs; i++) {
+		struct pl_recorded_process *p = &s->procs[i];
+		size_t k;
+
+		p->have_mono = s->have_mono_ns && p->have_cpu;
+		if (!p->have_mono)
+			continue;
+		p->mono_ns = s->mono_ns;
+		p->first_mono_ns = s->mono_ns;
+		p->first_cpu_ticks = p->cpu_ticks;
+		for (k = 0; k < r->n_procs; k++)
+			if (r->procs[k].pid == p->pid && r->procs[k].have_mono &&
+			    r->procs[k].first_mono_ns <= s->mono_ns &&
+			    r->procs[k].first_cpu_ticks <= p->cpu_ticks) {
+				p->first_mono_ns = r->procs[k].first_mono_ns;
+				p->first_cpu_ticks = r->procs[k].first_cpu_ticks;
+				break;
+			}
+	}
 	r->n_procs = 0;
 	for (i = 0; i < s->n_procs; i++) {
 		const struct pl_recorded_process *p = &s->procs[i];
