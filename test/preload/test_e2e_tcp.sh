@@ -59,6 +59,9 @@ check "the preload's two reports reached the host as telemetry" \
 check "the sampler's windows reached the host, report and folded stacks" \
 	'grep -q "\"report\":\".*hot_a" "$d/host/telemetry/render_window.jsonl" &&
 	 grep -q "\"folded\":\".*hot_a [0-9]" "$d/host/telemetry/render_window.jsonl"'
+check "each window says its sampling period: 10 ms at PERFLINK_SAMPLE_HZ=100" \
+	'[ -s "$d/host/telemetry/render_window.jsonl" ] &&
+	 ! grep -v "\"sample_period_ns\":10000000," "$d/host/telemetry/render_window.jsonl" | grep -q .'
 check "link diagnostics reached the host" '[ -s "$d/host/telemetry/link_diag.jsonl" ]'
 # a 2 s run is shorter than a pipeline period: its summary is the one made at exit
 published=$(sed -n 's/.*"published_frames":\([0-9]*\).*/\1/p' "$d/host/telemetry/pipeline.jsonl" 2>/dev/null |
