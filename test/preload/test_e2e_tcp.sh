@@ -9,7 +9,8 @@
 # telemetry/perflink-profile.jsonl.
 #
 # The render sampler's windows (renderer under the shim) arrive as
-# telemetry/render_window.jsonl, and are exported as pprof profiles.
+# telemetry/render_window.jsonl, and are exported as pprof profiles;
+# perflink-host compare reads the recording back.
 #
 # usage: test_e2e_tcp.sh PERFLINKD PERFLINK PERFLINK_HOST FRAME_PRODUCER SHIM
 #        CAPTURE_LOOP STAGES RENDERER
@@ -111,6 +112,13 @@ else
 	echo "not ok $n - go is installed (scripts/deps installs golang-go)"
 	failed=$((failed + 1))
 fi
+# perflink-host compare reads a summary.json as --out really writes it
+"$host" compare "$d/host" "$d/host" >"$d/compare.out" 2>&1
+crc=$?
+check "perflink-host compare of the run with itself: $(grep '^frames ' "$d/compare.out")" \
+	"[ $crc -eq 0 ] && grep -q '^frames  *$frames  *$frames  *unchanged' '$d/compare.out' &&
+	 grep -q '^latency p99  *[0-9.]* [mu]s  *[0-9.]* [mu]s  *unchanged' '$d/compare.out' &&
+	 grep -q '^capture_loop [a-z_]* calls ' '$d/compare.out'"
 check "perflinkd's collector saw the four producers (the pipeline's own)" \
 	"echo '$st' | grep -q '\"accepted\":4'"
 check "and routed every reply" "echo '$st' | grep -q '\"replies_unrouted\":0'"
