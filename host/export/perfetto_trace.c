@@ -291,9 +291,9 @@ static int process_tracks(struct trace *t, const struct pl_recording *r)
 	size_t n = 0, i;
 	struct proc_name *p;
 
-	if (!r->n_stalls && !r->n_calls && !r->n_points)
+	if (!r->n_stalls && !r->n_calls && !r->n_points && !r->n_windows)
 		return 0;
-	p = malloc((2 * r->n_stalls + r->n_calls + r->n_points) * sizeof(*p));
+	p = malloc((2 * r->n_stalls + r->n_calls + r->n_points + r->n_windows) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (i = 0; i < r->n_stalls; i++) {
@@ -307,6 +307,8 @@ static int process_tracks(struct trace *t, const struct pl_recording *r)
 	for (i = 0; i < r->n_points; i++)
 		if (r->points[i].pid)
 			p[n++] = (struct proc_name){ r->points[i].pid, r->names[r->points[i].comm] };
+	for (i = 0; i < r->n_windows; i++)
+		p[n++] = (struct proc_name){ r->windows[i].pid, r->windows[i].comm };
 	/* stable enough: equal pids keep a name of theirs, whichever */
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (i = 0; i < n; i++) {
@@ -349,6 +351,104 @@ static void thread_track(struct trace *t, int64_t pid, uint32_t tid, const char 
 	packet_end(t);
 }
 
+struct thread_name {
+	int64_t pid;
+	uint32_t tid;
+	const char *comm;
+};
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct thread_name *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The comm of a window of pid: the sampled process's name. */
+static const char *window_comm(const struct pl_recording *r, int64_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_windows; i++)
+		if (r->windows[i].pid == pid)
+			return r->windows[i].comm;
+	return "?";
+}
+
+/* One track for each thread the stage calls or the timed samples are on,
+ * written once. */
+static int thread_tracks(struct trace *t, const struct pl_recording *r)
+{
+	struct thread_name *th;
+	size_t n = 0, i;
+
+	if (!r->n_calls && !r->n_samples)
+		return 0;
+	th = malloc((r->n_calls + r->n_samples) * sizeof(*th));
+	if (!th)
+		return -ENOMEM;
+	for (i = 0; i < r->n_calls; i++)
+		th[n++] = (struct thread_name){ r->calls[i].pid, r->calls[i].tid,
+						r->names[r->calls[i].comm] };
+	for (i = 0; i < r->n_samples; i++)
+		th[n++] = (struct thread_name){ r->samples[i].pid, r->samples[i].tid,
+						window_comm(r, r->samples[i].pid) };
+	qsort(th, n, sizeof(*th), cmp_thread);
+	for (i = 0; i < n; i++)
+		if (i == 0 || th[i].pid != th[i - 1].pid || th[i].tid != th[i - 1].tid)
+			thread_track(t, th[i].pid, th[i].tid, th[i].comm);
+	free(th);
+	return 0;
+}
+
+static void annotation_string(struct trace *t, const char *name, const char *v)
+{
+	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
+	pl__pb_string_field(&t->pb, ANNOTATION_NAME, name);
+	pl__pb_string_field(&t->pb, ANNOTATION_STRING, v);
+	pl__pb_end(&t->pb);
+}
+
+/* The stack's innermost frames for a sample's argument: the whole stack
+ * would make every sample a kilobyte. */
+#define SAMPLE_STACK_FRAMES 8
+
+/* A render sample as an instant on its thread, named by its innermost
+ * frame, with the innermost frames of its stack (innermost last, as in
+ * the folded stacks). */
+static void sample_instant(struct trace *t, const struct pl_recording *r,
+			   const struct pl_recorded_sample *s)
+{
+	const char *frames = r->stacks[s->stack].frames, *leaf = strrchr(frames, ';');
+	const char *from = frames + strlen(frames);
+	unsigned k = 0;
+
+	leaf = leaf ? leaf + 1 : frames;
+	while (from > frames && k < SAMPLE_STACK_FRAMES)
+		if (*--from == ';' && ++k == SAMPLE_STACK_FRAMES)
+			from++;
+	packet_begin(t, s->mono_ns, true);
+	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
+	pl__pb_varint_field(&t->pb, EVENT_TYPE, INSTANT);
+	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, thread_uuid(s->pid, s->tid));
+	pl__pb_string_field(&t->pb, EVENT_CATEGORIES, "sample");
+	pl__pb_string_field(&t->pb, EVENT_NAME, leaf);
+	annotation_string(t, "stack", from);
+	pl__pb_end(&t->pb);
+	packet_end(t);
+}
+
+static void sample_instants(struct trace *t, const struct pl_recording *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_samples; i++)
+		if (r->samples[i].stack >= 0 && (size_t)r->samples[i].stack < r->n_stacks)
+			sample_instant(t, r, &r->samples[i]);
+}
+
 static void annotation_uint(struct trace *t, const char *name, uint64_t v)
 {
 	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
@@ -372,10 +472,7 @@ static void call_slice(struct trace *t, const struct pl_recording *r,
 	pl__pb_string_field(&t->pb, EVENT_CATEGORIES, "stage");
 	pl__pb_string_field(&t->pb, EVENT_NAME, r->names[c->stage]);
 	annotation_uint(t, "cpu_ns", c->cpu_ns);
-	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
-	pl__pb_string_field(&t->pb, ANNOTATION_NAME, "result");
-	pl__pb_string_field(&t->pb, ANNOTATION_STRING, result_names[c->result < 5 ? c->result : 4]);
-	pl__pb_end(&t->pb);
+	annotation_string(t, "result", result_names[c->result < 5 ? c->result : 4]);
 	if (c->bytes)
 		annotation_uint(t, "bytes", c->bytes);
 	pl__pb_end(&t->pb);
@@ -416,10 +513,8 @@ static int call_slices(struct trace *t, const struct pl_recording *r)
 		const struct pl_recorded_call *c = order[i];
 		uint64_t start = c->start_ns;
 
-		if (i == 0 || order[i - 1]->pid != c->pid || order[i - 1]->tid != c->tid) {
-			thread_track(t, c->pid, c->tid, r->names[c->comm]);
+		if (i == 0 || order[i - 1]->pid != c->pid || order[i - 1]->tid != c->tid)
 			previous_end = 0;
-		}
 		if (start < previous_end)
 			start = previous_end;
 		if (start > c->start_ns + c->wall_ns)
@@ -559,7 +654,11 @@ int pl__perfetto_trace_write(FILE *out, const void *recording)
 	if (err == 0)
 		err = stall_slices(&t, r);
 	if (err == 0)
+		err = thread_tracks(&t, r);
+	if (err == 0)
 		err = call_slices(&t, r);
+	if (err == 0)
+		sample_instants(&t, r);
 	if (err == 0)
 		err = counters(&t, r);
 	pl__pb_free(&t.pb);

@@ -124,6 +124,17 @@ struct pl_recorded_function {
 	uint64_t line;                      /* 0: unknown */
 };
 
+/* One render sampler sample with its time (render_window's "samples"):
+ * on thread tid of process pid, its stack stacks[stack], or -1 when the
+ * device named none (idle in a swap, no room) or its folded line did not
+ * parse. */
+struct pl_recorded_sample {
+	int64_t pid;
+	uint32_t tid;
+	int64_t stack;
+	uint64_t mono_ns;
+};
+
 enum pl_recording_file {
 	PL_REC_FRAMES,    /* frames.csv */
 	PL_REC_LINK_DIAG, /* telemetry/link_diag.jsonl */
@@ -162,6 +173,9 @@ struct pl_recording {
 	size_t n_functions, cap_functions;
 	/* folded lines inside valid render_window lines that did not parse */
 	uint64_t bad_stack_lines;
+	struct pl_recorded_sample *samples;
+	size_t n_samples, cap_samples;
+	uint64_t samples_dropped; /* the device's count: not timed, still in the stacks */
 	bool present[PL_REC_FILE_COUNT];        /* the file was there */
 	uint64_t lines[PL_REC_FILE_COUNT];      /* lines read, the header too */
 	uint64_t bad_lines[PL_REC_FILE_COUNT];  /* skipped */

@@ -139,5 +139,6 @@ void pl__recording_free(struct pl_recording *r)
 	free(r->calls);
 	free(r->names);
 	free(r->points);
+	free(r->samples);
 	memset(r, 0, sizeof(*r));
 }

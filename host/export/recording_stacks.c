@@ -1,14 +1,18 @@
 /* DIR/telemetry/render_window.jsonl: the render sampler's windows as the
  * device sent them (preload/sampler/sampler_forward.c), one JSON line a
  * window:
- *   {"type":"render_window","pid":N,"comm":"...","window_s":N,
- *    "sample_period_ns":N,"report":"<text>","folded":"<stacks>"}
+ *   {"type":"render_window","pid":N,"comm":"...","tid":N,"mono_ns":N,
+ *    "window_s":N,"sample_period_ns":N,"report":"<text>","folded":"<stacks>",
+ *    "samples":[[MONO_NS,LINE],...],"samples_dropped":N}
  * The folded text gives the stacks and their counts; the report is read
  * only for what the folded text leaves out: each function's module (its
  * rankings say "hot_a (renderer)") and the file:line of its hottest
  * innermost line ("spin.h:10 hot_a"). A line that is not valid JSON, or
  * lacks pid or folded, is skipped and counted; so is a folded line that
- * does not parse (bad_stack_lines), and the window keeps the rest. */
+ * does not parse (bad_stack_lines), and the window keeps the rest. A
+ * timed sample names its stack by the folded line (from 0) it went into;
+ * one that names no line that parsed is kept without a stack, and a
+ * sample that is not two numbers is left out. */
 #include "proc_parse.h"
 #include "recording.h"
 #include "json_reader.h"
@@ -16,6 +20,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_SAMPLES 65536 /* timed samples in one line; the device sends 4096 at most */
+
+struct timed {
+	uint64_t mono_ns;
+	int64_t line;
+	uint8_t seen; /* a bit a field */
+};
 
 struct window_line {
 	struct pl_recording *r;
@@ -25,7 +37,34 @@ struct window_line {
 	uint64_t window_s, period_ns;
 	char comm[PL_REC_NAME];
 	char *folded, *report;
+	uint64_t tid, dropped;
+	struct timed *timed; /* kept across lines, reset for each */
+	size_t n_timed, cap_timed;
 };
+
+static void on_sample(struct window_line *w, size_t index, const char *rest, const char *value)
+{
+	struct timed *t;
+	char *end;
+
+	while (w->n_timed <= index) {
+		if (pl__recording_grow((void **)&w->timed, &w->cap_timed, w->n_timed,
+				       sizeof(*w->timed)) < 0) {
+			w->err = -ENOMEM;
+			return;
+		}
+		memset(&w->timed[w->n_timed++], 0, sizeof(*w->timed));
+	}
+	t = &w->timed[index];
+	if (strcmp(rest, "0") == 0 && pl__parse_u64_all(value, &t->mono_ns)) {
+		t->seen |= 1;
+	} else if (strcmp(rest, "1") == 0) {
+		errno = 0;
+		t->line = strtoll(value, &end, 10);
+		if (errno == 0 && end != value && *end == '\0' && t->line >= -1)
+			t->seen |= 2;
+	}
+}
 
 static char *dup_or_note(struct window_line *w, const char *s)
 {
@@ -59,6 +98,17 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		w->folded = dup_or_note(w, value);
 	} else if (strcmp(path, "report") == 0 && kind == PL_JSON_STRING && !w->report) {
 		w->report = dup_or_note(w, value);
+	} else if (strcmp(path, "tid") == 0) {
+		if (!pl__parse_u64_all(value, &w->tid) || w->tid >= (1u << 22))
+			w->tid = 0;
+	} else if (strcmp(path, "samples_dropped") == 0) {
+		pl__parse_u64_all(value, &w->dropped);
+	} else if (kind == PL_JSON_NUMBER) {
+		size_t index;
+		const char *rest = pl__recording_item_of(path, "samples", MAX_SAMPLES, &index);
+
+		if (rest)
+			on_sample(w, index, rest, value);
 	}
 }
 
@@ -228,19 +278,28 @@ static bool stack_of(char *line, uint64_t *count)
 	return true;
 }
 
-static int read_folded(struct pl_recording *r, struct pl_recorded_window *win, char *folded)
+/* Each folded line's stack (an index into r->stacks, -1 for one that did
+ * not parse) goes to line_stack, grown as needed, for the timed samples. */
+static int read_folded(struct pl_recording *r, struct pl_recorded_window *win, char *folded,
+		       int64_t **line_stack, size_t *n_lines, size_t *cap_lines)
 {
 	char *line, *save = NULL;
 	int err;
 
+	*n_lines = 0;
 	for (line = strtok_r(folded, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct pl_recorded_stack *s;
 		uint64_t count;
 
+		if ((err = pl__recording_grow((void **)line_stack, cap_lines, *n_lines,
+					      sizeof(**line_stack))) < 0)
+			return err;
+		(*line_stack)[(*n_lines)++] = -1;
 		if (!stack_of(line, &count)) {
 			r->bad_stack_lines++;
 			continue;
 		}
+		(*line_stack)[*n_lines - 1] = (int64_t)r->n_stacks;
 		if ((err = pl__recording_grow((void **)&r->stacks, &r->cap_stacks, r->n_stacks,
 					      sizeof(*r->stacks))) < 0)
 			return err;
@@ -254,17 +313,51 @@ static int read_folded(struct pl_recording *r, struct pl_recorded_window *win, c
 	return 0;
 }
 
+/* The line's timed samples, their folded lines turned into stacks. */
+static int take_samples(struct pl_recording *r, const struct window_line *w,
+			const int64_t *line_stack, size_t n_lines)
+{
+	size_t i;
+	int err;
+
+	if (!w->tid)
+		return 0; /* no thread to put them on */
+	r->samples_dropped += w->dropped;
+	for (i = 0; i < w->n_timed; i++) {
+		const struct timed *t = &w->timed[i];
+		struct pl_recorded_sample *s;
+
+		if (t->seen != 3)
+			continue;
+		if ((err = pl__recording_grow((void **)&r->samples, &r->cap_samples, r->n_samples,
+					      sizeof(*r->samples))) < 0)
+			return err;
+		s = &r->samples[r->n_samples++];
+		s->pid = w->pid;
+		s->tid = (uint32_t)w->tid;
+		s->mono_ns = t->mono_ns;
+		s->stack = t->line >= 0 && (size_t)t->line < n_lines ? line_stack[t->line] : -1;
+	}
+	return 0;
+}
+
 static int window_line(void *ctx, const char *text, size_t len)
 {
 	struct window_line *w = ctx;
 	struct pl_recording *r = w->r;
 	struct pl_recorded_window *win;
+	struct timed *timed = w->timed;
+	size_t cap_timed = w->cap_timed;
+	int64_t *line_stack = NULL;
+	size_t n_lines = 0, cap_lines = 0;
 	int err;
 
 	free(w->folded);
 	free(w->report);
 	memset(w, 0, sizeof(*w));
 	w->r = r;
+	w->timed = timed;
+	w->cap_timed = cap_timed;
 	err = pl__json_walk(text, len, on_scalar, w);
 	if (w->err < 0)
 		return w->err;
@@ -282,7 +375,11 @@ static int window_line(void *ctx, const char *text, size_t len)
 	win->window_s = w->window_s;
 	win->period_ns = w->period_ns;
 	win->first_stack = r->n_stacks;
-	if ((err = read_folded(r, win, w->folded)) < 0)
+	err = read_folded(r, win, w->folded, &line_stack, &n_lines, &cap_lines);
+	if (err == 0)
+		err = take_samples(r, w, line_stack, n_lines);
+	free(line_stack);
+	if (err < 0)
 		return err;
 	return w->report ? read_report(r, w->report) : 0;
 }
@@ -301,6 +398,7 @@ int pl__recording_read_render_windows(struct pl_recording *r, int dir_fd)
 	err = pl__recording_each_line(r, dir_fd, PL_REC_RENDER_WINDOW, window_line, &w);
 	free(w.folded);
 	free(w.report);
+	free(w.timed);
 	/* for pl__recording_function's bsearch */
 	if (r->n_functions)
 		qsort(r->functions, r->n_functions, sizeof(*r->functions), by_name);

@@ -105,6 +105,7 @@ struct pl_stack_sample {
 #define PL_REGS_MAX 34
 
 struct pl_raw_sample {
+	uint64_t mono_ns;       /* CLOCK_MONOTONIC when the handler ran */
 	uint16_t idle;
 	uint16_t stack_unknown; /* sp outside every stack the sampler can copy: pc only */
 	uint32_t stack_len;     /* bytes copied, from stack_start */
@@ -222,7 +223,9 @@ int pl__stacks_init(void);
 /* The process is exiting (destructors run): name without dlopen. */
 void pl__stacks_exiting(void);
 /* Count s in the window; a stack not seen before in it is named at once. */
-void pl__stacks_add(const struct pl_stack_sample *s);
+/* The stack's slot in the window's table (for pl__stacks_folded's
+ * slot_line), or -1: an idle sample, or one the table had no room for. */
+int pl__stacks_add(const struct pl_stack_sample *s);
 /* Libraries came or went: what names are taken from is read again. */
 void pl__stacks_names_refresh(void);
 void pl__stacks_reset(void);
@@ -242,8 +245,11 @@ struct pl_ranking {
 int pl__stacks_rank(struct pl_ranking *r);
 
 /* Folded stacks of the busy samples ("outer;...;inner N\n"), appended to
- * *buf (malloc'd, grown as needed). */
-int pl__stacks_folded(char **buf, size_t *len, size_t *cap);
+ * *buf (malloc'd, grown as needed). With slot_line (PL_STACK_SLOTS
+ * entries), also which line (from 0) each slot's stack went into: -1 for
+ * an empty slot. */
+#define PL_STACK_SLOTS 2048u
+int pl__stacks_folded(char **buf, size_t *len, size_t *cap, int32_t *slot_line);
 
 /* --- sampler_lines.c (libdw) or sampler_lines_off.c -------------------- */
 
@@ -278,11 +284,29 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 
 /* --- sampler_forward.c --------------------------------------------------- */
 
+/* When each sample of a window was taken and which of its folded lines it
+ * went into (-1: idle, in a swap, or no room in the table), so that the
+ * host can put the samples on the render thread's timeline. Bounded: the
+ * first PL_WINDOW_SAMPLES_MAX of a window; the rest are counted. */
+#define PL_WINDOW_SAMPLES_MAX 4096u
+struct pl_timed_sample {
+	uint64_t mono_ns;
+	int32_t line;
+};
+struct pl_window_samples {
+	uint64_t end_ns; /* CLOCK_MONOTONIC when the window was written */
+	pid_t tid;       /* the render thread's; 0: none known */
+	const struct pl_timed_sample *sample;
+	size_t n;
+	uint64_t dropped;
+};
+
 /* The window's report and folded stacks to perflinkd as one render_window
  * telemetry line (when PERFLINK_SOCKET is not off and perflinkd runs);
  * period_ns is the sampling timer's interval. */
 void pl__sampler_forward(uint32_t window_s, uint64_t period_ns, const struct pl_render_stats *rs,
-			 const char *text, size_t len, const char *folded, size_t flen);
+			 const char *text, size_t len, const char *folded, size_t flen,
+			 const struct pl_window_samples *ws);
 
 /* --- sampler_file.c ------------------------------------------------------ */
 

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -93,6 +94,12 @@ void pl__capture(struct pl_raw_sample *s, const void *ucontext)
 	uintptr_t sp, lo, hi;
 	size_t len;
 
+	struct timespec now;
+
+	/* clock_gettime is async-signal-safe (a vDSO read) */
+	s->mono_ns = clock_gettime(CLOCK_MONOTONIC, &now) == 0
+			     ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec
+			     : 0;
 	pl__regs_capture(s->regs, ucontext);
 	sp = pl__regs_sp(s->regs);
 	s->stack_start = sp;

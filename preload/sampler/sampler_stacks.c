@@ -19,7 +19,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#define STACK_SLOTS 2048u /* power of two; ~800 KiB */
+#define STACK_SLOTS PL_STACK_SLOTS /* power of two; ~800 KiB */
 #define NAME_SLOTS 8192u  /* power of two: distinct addresses in a window */
 #define NAME_MAX_LEN 128
 
@@ -85,21 +85,21 @@ void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o, uint64_t *c)
 struct site;
 static struct site *site_of(uintptr_t ip, bool innermost);
 
-void pl__stacks_add(const struct pl_stack_sample *s)
+int pl__stacks_add(const struct pl_stack_sample *s)
 {
 	uint32_t depth = s->depth < PL_STACK_DEPTH ? s->depth : PL_STACK_DEPTH;
 	uint64_t h;
-	uint32_t i, probe;
+	uint32_t i, d, probe;
 
 	samples++;
 	cut_short += s->cut_short != 0;
 	if (s->idle) {
 		idle++;
-		return;
+		return -1;
 	}
 	if (depth == 0) {
 		overflow++;
-		return;
+		return -1;
 	}
 	h = XXH3_64bits(s->ip, depth * sizeof(s->ip[0]));
 	for (probe = 0, i = (uint32_t)h & (STACK_SLOTS - 1); probe < STACK_SLOTS / 4;
@@ -114,17 +114,18 @@ void pl__stacks_add(const struct pl_stack_sample *s)
 			/* named now, not when the window is written: a library the
 			 * program unloads meanwhile (glmark2 closes libGL before it
 			 * exits) would leave only addresses */
-			for (i = 0; i < depth; i++)
-				site_of(e->ip[i], i == 0);
-			return;
+			for (d = 0; d < depth; d++)
+				site_of(e->ip[d], d == 0);
+			return (int)i;
 		}
 		if (e->hash == h && e->depth == depth &&
 		    memcmp(e->ip, s->ip, depth * sizeof(s->ip[0])) == 0) {
 			e->count++;
-			return;
+			return (int)i;
 		}
 	}
 	overflow++;
+	return -1;
 }
 
 static const char *base_name(const char *path)
@@ -459,6 +460,7 @@ static int append_frame(char **buf, size_t *len, size_t *cap, const char *name)
 struct folded_line {
 	size_t off;     /* into the scratch buffer: the frames, NUL-terminated */
 	uint64_t count;
+	uint32_t slot;  /* the table's */
 };
 
 static const char *scratch_base; /* for the comparison below */
@@ -472,7 +474,7 @@ static int by_frames(const void *a, const void *b)
 
 /* Distinct pcs in one function fold to the same line: lines are sorted
  * and equal ones merged, so each stack appears once. */
-int pl__stacks_folded(char **buf, size_t *len, size_t *cap)
+int pl__stacks_folded(char **buf, size_t *len, size_t *cap, int32_t *slot_line)
 {
 	struct folded_line *lines = calloc(STACK_SLOTS, sizeof(*lines));
 	char *scratch = NULL;
@@ -490,6 +492,7 @@ int pl__stacks_folded(char **buf, size_t *len, size_t *cap)
 			continue;
 		lines[n].off = slen;
 		lines[n].count = e->count;
+		lines[n].slot = (uint32_t)i;
 		for (d = e->depth; d-- > 0 && r == 0;) {
 			struct site *s = site_of(e->ip[d], d == 0);
 
@@ -504,14 +507,24 @@ int pl__stacks_folded(char **buf, size_t *len, size_t *cap)
 		}
 		n++;
 	}
+	if (slot_line)
+		for (i = 0; i < STACK_SLOTS; i++)
+			slot_line[i] = -1;
 	if (r == 0 && n > 0) {
+		int32_t out = 0;
+
 		scratch_base = scratch;
 		qsort(lines, n, sizeof(*lines), by_frames);
 		for (i = 0; i < n && r == 0; i++) {
+			/* equal lines are merged into the last of them: each slot
+			 * of the run is that line */
+			if (slot_line)
+				slot_line[lines[i].slot] = out;
 			if (i + 1 < n && strcmp(scratch + lines[i].off, scratch + lines[i + 1].off) == 0) {
 				lines[i + 1].count += lines[i].count;
 				continue;
 			}
+			out++;
 			r = append(buf, len, cap, scratch + lines[i].off, strlen(scratch + lines[i].off));
 			snprintf(num, sizeof(num), " %llu\n", (unsigned long long)lines[i].count);
 			if (r == 0)

@@ -47,6 +47,15 @@ static bool said_no_render_thread;
  * is not "no render thread" */
 static bool ever_armed;
 static char folded_path[PL_PATH_MAX + 8];
+/* The window's samples in time order, with the slot of the stack table
+ * each went into (-1: idle or no room); the lines are known only when the
+ * window's folded stacks are made. */
+static struct {
+	uint64_t mono_ns;
+	int32_t slot;
+} window_sample[PL_WINDOW_SAMPLES_MAX];
+static size_t n_window_samples;
+static uint64_t window_samples_dropped;
 /* atomic futex word: bumped by the render thread's first swap, which the
  * sampler thread waits on between ticks so that it arms the timer at once */
 static uint32_t wake_word;
@@ -181,6 +190,9 @@ static void drain_ring(void)
 
 	pl__modules_refresh_maps();
 	while ((job.raw = pl__ring_peek()) != NULL) {
+		uint64_t taken_ns = job.raw->mono_ns;
+		int slot;
+
 		if (pl__modules_hold(walk_held, &job) < 0) {
 			job.stack.idle = job.raw->idle;
 			job.stack.cut_short = 1;
@@ -192,8 +204,35 @@ static void drain_ring(void)
 			names_generation = pl__modules_generation();
 			pl__stacks_names_refresh();
 		}
-		pl__stacks_add(&job.stack);
+		slot = pl__stacks_add(&job.stack);
+		if (n_window_samples < PL_WINDOW_SAMPLES_MAX) {
+			window_sample[n_window_samples].mono_ns = taken_ns;
+			window_sample[n_window_samples++].slot = slot;
+		} else {
+			window_samples_dropped++;
+		}
 	}
+}
+
+/* The window's samples with their folded lines, for the host. */
+static void window_samples(uint64_t now, const int32_t *slot_line, struct pl_timed_sample *out,
+			   struct pl_window_samples *ws)
+{
+	size_t i;
+
+	for (i = 0; i < n_window_samples; i++) {
+		int32_t slot = window_sample[i].slot;
+
+		out[i].mono_ns = window_sample[i].mono_ns;
+		out[i].line = slot >= 0 && slot < (int32_t)PL_STACK_SLOTS ? slot_line[slot] : -1;
+	}
+	/* after the ring was emptied: a sample taken since the caller read
+	 * the clock is in this window */
+	ws->end_ns = now > mono_ns() ? now : mono_ns();
+	ws->tid = ever_armed ? pl__render_tid() : 0;
+	ws->sample = out;
+	ws->n = n_window_samples;
+	ws->dropped = window_samples_dropped;
 }
 
 static void update_stats(uint64_t now)
@@ -217,7 +256,10 @@ static void update_stats(uint64_t now)
 /* Caller holds lock. */
 static void write_window(uint64_t now)
 {
+	static int32_t slot_line[PL_STACK_SLOTS];
+	static struct pl_timed_sample timed[PL_WINDOW_SAMPLES_MAX];
 	uint32_t window_s = (uint32_t)((now - window_start_ns + 500000000u) / 1000000000u);
+	struct pl_window_samples ws;
 	char *text, *folded = NULL;
 	size_t len, flen = 0, fcap = 0;
 	int r;
@@ -230,17 +272,20 @@ static void write_window(uint64_t now)
 		r = pl__rotating_append(cfg.sample_out, text, len, cfg.sample_max_bytes);
 		if (r < 0)
 			pl__diag("cannot append to %s (error %d)", cfg.sample_out, -r);
-		if (pl__stacks_folded(&folded, &flen, &fcap) == 0 && flen > 0) {
+		if (pl__stacks_folded(&folded, &flen, &fcap, slot_line) == 0 && flen > 0) {
 			r = pl__rotating_append(folded_path, folded, flen, cfg.sample_max_bytes);
 			if (r < 0)
 				pl__diag("cannot append to %s (error %d)", folded_path, -r);
 		}
+		window_samples(now, slot_line, timed, &ws);
 		pl__sampler_forward(window_s, (uint64_t)pl__signal_period_ns(cfg.sample_hz), &stats,
-				    text, len, folded, flen);
+				    text, len, folded, flen, &ws);
 	}
 	free(text);
 	free(folded);
 	pl__stacks_reset();
+	n_window_samples = 0;
+	window_samples_dropped = 0;
 	window_start_ns = now;
 }
 

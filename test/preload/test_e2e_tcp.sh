@@ -60,6 +60,9 @@ check "the preload's two reports reached the host as telemetry" \
 check "the sampler's windows reached the host, report and folded stacks" \
 	'grep -q "\"report\":\".*hot_a" "$d/host/telemetry/render_window.jsonl" &&
 	 grep -q "\"folded\":\".*hot_a [0-9]" "$d/host/telemetry/render_window.jsonl"'
+samples=$(python3 "$(dirname "$0")/check_render_samples.py" "$d/host/telemetry/render_window.jsonl" 2>&1)
+samples_rc=$?
+check "each window's samples carry their time and folded line: $samples" "[ $samples_rc -eq 0 ]"
 check "each window says its sampling period: 10 ms at PERFLINK_SAMPLE_HZ=100" \
 	'[ -s "$d/host/telemetry/render_window.jsonl" ] &&
 	 ! grep -v "\"sample_period_ns\":10000000," "$d/host/telemetry/render_window.jsonl" | grep -q .'
