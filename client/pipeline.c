@@ -83,7 +83,7 @@ static void report_period(uint64_t now)
 	const char *line;
 
 	pl__json_reset(&json);
-	pl__pipeline_report(&summary, now - period_start_ns, &json);
+	pl__pipeline_report(&summary, now - period_start_ns, now, &json);
 	period_start_ns = now;
 	if ((line = pl__json_finish(&json)))
 		emit(line);

@@ -2,6 +2,7 @@
 #include "pipeline_summary.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define UNKNOWN UINT64_MAX
 
@@ -98,7 +99,8 @@ bool pl__pipeline_p95_ns(struct pl_pipeline *p, int latency, uint64_t *ns)
 	return true;
 }
 
-void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_json *j)
+void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, uint64_t end_mono_ns,
+			  struct pl_json *j)
 {
 	static const char *const names[PL_PIPELINE_LATENCIES] = {
 		"capture_to_submit_p95_ms",
@@ -111,6 +113,8 @@ void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_js
 
 	pl__json_begin_object(j, NULL);
 	pl__json_str(j, "type", "pipeline");
+	pl__json_u64(j, "mono_ns", end_mono_ns);
+	pl__json_u64(j, "pid", (uint64_t)getpid());
 	pl__json_double(j, "period_s", (double)period_ns / 1e9, 2);
 	pl__json_u64(j, "published_frames", p->frames);
 	pl__json_u64(j, "camera_id_repeats", p->repeats);

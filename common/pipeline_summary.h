@@ -87,7 +87,8 @@ void pl__pipeline_add(struct pl_pipeline *p, uint64_t captured_ns, uint64_t subm
 /* The period's summary as one JSON object into j (at top level or as an
  * array element), then the next period starts. period_ns: how long the
  * period was (the last one of a process is shorter), as "period_s". */
-void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, struct pl_json *j);
+void pl__pipeline_report(struct pl_pipeline *p, uint64_t period_ns, uint64_t end_mono_ns,
+			  struct pl_json *j);
 
 /* The p95 the report would give for latency (PL_PIPELINE_*), in ns;
  * false when the period has no value of it. */

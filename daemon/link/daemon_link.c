@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct pl_daemon_link {
 	struct pl_link *link;
@@ -178,6 +179,7 @@ static void send_diag(struct pl_daemon_link *dl)
 	pl__json_begin_object(&dl->j, NULL);
 	pl__json_str(&dl->j, "type", "link_diag");
 	pl__json_u64(&dl->j, "mono_ns", pl__mono_ns());
+	pl__json_u64(&dl->j, "pid", (uint64_t)getpid());
 	diag_json(dl, &dl->j, &st);
 	pl__json_end_object(&dl->j);
 	line = pl__json_finish(&dl->j);

@@ -1,5 +1,6 @@
 /* See link_latency.h. */
 #include "link_latency.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,7 @@ bool pl__latency_take_batch(struct pl_latency *lt, struct pl_json *j)
 	if (!lt->batch_len)
 		return false;
 	pl__json_str(j, "type", "frame_latency");
+	pl__json_u64(j, "mono_ns", pl__mono_ns()); /* when the batch was sent */
 	pl__json_begin_array(j, "frames");
 	for (unsigned i = 0; i < lt->batch_len; i++) {
 		char id[24];

@@ -454,6 +454,13 @@ static void psi_json(struct pl_json *j, const char *key, bool have, const struct
 	pl__json_end_object(j);
 }
 
+static uint64_t stall_start_ns(const struct pl_stall_event *e)
+{
+	double start = e->mono - e->window_ms / 1e3;
+
+	return start > 0 ? (uint64_t)(start * 1e9) : 0;
+}
+
 const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event *e)
 {
 	const struct pl_stall_window *w = &e->win;
@@ -464,6 +471,10 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_str(j, "type", "stall");
 	pl__json_double(j, "wall", e->wall, 3);
 	pl__json_double(j, "mono", e->mono, 3);
+	/* the stall window on the device's clock, in ns like every other
+	 * perflink time (mono and window_ms stay for the Python tool's readers) */
+	pl__json_u64(j, "start_mono_ns", stall_start_ns(e));
+	pl__json_u64(j, "end_mono_ns", e->mono > 0 ? (uint64_t)(e->mono * 1e9) : 0);
 	pl__json_begin_object(j, "victim");
 	pl__json_i64(j, "pid", e->pid);
 	pl__json_str(j, "comm", e->comm);

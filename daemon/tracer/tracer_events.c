@@ -222,6 +222,7 @@ static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, doub
 	pl__json_str(j, "type", "implausible_blkio");
 	pl__json_double(j, "wall", wall, 3);
 	pl__json_double(j, "mono", mono, 3);
+	pl__json_u64(j, "mono_ns", mono > 0 ? (uint64_t)(mono * 1e9) : 0);
 	pl__json_i64(j, "pid", p->pid);
 	pl__json_str(j, "comm", p->comm);
 	pl__json_double(j, "d_blkio_ms", p->odd_blkio.d_blk_ms, 0);

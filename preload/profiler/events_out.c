@@ -2,6 +2,7 @@
  * of type perflink-stage-calls, at most BATCH events each (docs/stages.md,
  * "Events"). Runs on the reporter thread every EVENTS_DRAIN_MS, and once
  * more from the destructor for what the last interval left. */
+#include "clock.h"
 #include "events.h"
 #include "json_writer.h"
 #include "reporter.h"
@@ -42,6 +43,7 @@ static void send_batch(size_t n)
 		}
 	}
 	pl__report_json_begin(&j, "perflink-stage-calls");
+	pl__json_u64(&j, "mono_ns", pl__mono_ns()); /* when the line was made */
 	pl__json_u64(&j, "line", lines);
 	pl__json_u64(&j, "events_sent", sent);
 	pl__json_u64(&j, "events_dropped", dropped_total);

@@ -359,6 +359,7 @@ bool pl__report_json_wanted(void)
 static void json_begin(struct pl_json *j, uint64_t frames, uint64_t elapsed_ns)
 {
 	pl__report_json_begin(j, "perflink-profile");
+	pl__json_u64(j, "mono_ns", start_mono_ns + elapsed_ns); /* when it was taken */
 	pl__json_u64(j, "report", report_number);
 	pl__json_u64(j, "interval_frames", interval);
 	pl__json_u64(j, "frames", frames);

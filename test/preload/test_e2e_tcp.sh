@@ -67,6 +67,14 @@ check "each window says its sampling period: 10 ms at PERFLINK_SAMPLE_HZ=100" \
 	'[ -s "$d/host/telemetry/render_window.jsonl" ] &&
 	 ! grep -v "\"sample_period_ns\":10000000," "$d/host/telemetry/render_window.jsonl" | grep -q .'
 check "link diagnostics reached the host" '[ -s "$d/host/telemetry/link_diag.jsonl" ]'
+# docs/wire.md's table of each type's time and id fields, against every line
+fields=$(python3 "$(dirname "$0")/../conformance/telemetry_fields.py" \
+	"$(dirname "$0")/../../docs/wire.md" "$d/host/telemetry" \
+	perflink-profile perflink-stage-calls render_window link_diag pipeline 2>&1)
+fields_rc=$?
+printf '%s\n' "$fields" | sed 's/^/# /'
+check "every telemetry line carries the time and ids docs/wire.md names for its type" \
+	"[ $fields_rc -eq 0 ]"
 # a 2 s run is shorter than a pipeline period: its summary is the one made at exit
 published=$(sed -n 's/.*"published_frames":\([0-9]*\).*/\1/p' "$d/host/telemetry/pipeline.jsonl" 2>/dev/null |
 	awk '{n += $1} END {print n + 0}')

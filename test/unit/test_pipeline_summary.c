@@ -5,7 +5,9 @@
 #include "pipeline_summary.h"
 #include "tap.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define MS 1000000ull
 #define NOCAM PL_PIPELINE_NO_CAMERA
@@ -13,18 +15,34 @@
 static struct pl_pipeline p;
 static struct pl_json j;
 
-/* The report of the period so far, as one line without its newline. */
+#define END_MONO_NS 123456789ull
+
+static bool had_time_and_pid = true;
+
+/* The report of the period so far, as one line without its newline, and
+ * without the period's end time and the producer's pid (docs/wire.md),
+ * which must come first: had_time_and_pid says whether they always did. */
 static const char *report(void)
 {
 	static char line[1024];
+	char head[96];
 	const char *s;
+	size_t n;
 
 	pl__json_reset(&j);
-	pl__pipeline_report(&p, PL_PIPELINE_PERIOD_NS, &j);
+	pl__pipeline_report(&p, PL_PIPELINE_PERIOD_NS, END_MONO_NS, &j);
 	s = pl__json_finish(&j);
 	if (!s)
 		abort();
-	snprintf(line, sizeof(line), "%.*s", (int)strcspn(s, "\n"), s);
+	n = (size_t)snprintf(head, sizeof(head), "{\"type\":\"pipeline\",\"mono_ns\":%llu,\"pid\":%d,",
+			     END_MONO_NS, (int)getpid());
+	if (strncmp(s, head, n) == 0)
+		snprintf(line, sizeof(line), "{\"type\":\"pipeline\",%.*s", (int)strcspn(s + n, "\n"),
+			 s + n);
+	else {
+		had_time_and_pid = false;
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(s, "\n"), s);
+	}
 	return line;
 }
 
@@ -166,5 +184,7 @@ int main(void)
 	test_eof_clock();
 	test_p95();
 	pl__json_free(&j);
+	TAP_OK(had_time_and_pid,
+	       "every line starts with the period's end (mono_ns) and the producer's pid");
 	return tap_done();
 }

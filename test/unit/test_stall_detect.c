@@ -232,6 +232,8 @@ static void test_event_json(void)
 
 	memset(&e, 0, sizeof(e));
 	e.wall = 1.5;
+	e.mono = 12.25;
+	e.window_ms = 500;
 	e.pid = 42;
 	e.comm = "con\"trolsd";
 	e.label = "controlsd";
@@ -249,6 +251,8 @@ static void test_event_json(void)
 	TAP_OK(line && strstr(line, "\"bully\":[{\"pid\":7,\"comm\":\"dd\",\"d_wbytes_kB\":2.0"),
 	       "bully in kB");
 	TAP_OK(line && strstr(line, "\"mechanism\":\"dirty_writeback\""), "mechanism");
+	TAP_OK(line && strstr(line, "\"start_mono_ns\":11750000000,\"end_mono_ns\":12250000000"),
+	       "the stall window in ns on the device's clock (docs/wire.md)");
 	TAP_OK(line && strstr(line, "\"psi\":{\"io\":null,\"memory\":null}"),
 	       "absent PSI is null");
 	pl__json_free(&j);
