@@ -22,3 +22,16 @@ shim_free_env() {
 		PERFLINK_SAMPLE_THREAD PERFLINK_SAMPLE_SIGNAL PERFLINK_SAMPLE_WINDOW \
 		PERFLINK_SAMPLE_MAX_BYTES
 }
+
+# The GL tests' private X server: Xvfb on a display it picks itself
+# (-displayfd: no clash with another test's or the machine's), killed at
+# exit, when $dir goes too; DISPLAY exported. Call after tmp_dir.
+start_xvfb() {
+	Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$dir/display" >/dev/null 2>&1 &
+	xvfb=$!
+	trap 'kill $xvfb 2>/dev/null; rm -rf "$dir"' EXIT
+	i=0
+	while [ ! -s "$dir/display" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	DISPLAY=:$(head -n 1 "$dir/display")
+	export DISPLAY
+}

@@ -18,13 +18,7 @@ for p in Xvfb glmark2; do
 	fi
 done
 tmp_dir glmark2
-Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>"$dir/display" >/dev/null 2>&1 &
-xvfb=$!
-trap 'kill $xvfb 2>/dev/null; rm -rf "$dir"' EXIT
-i=0
-while [ ! -s "$dir/display" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-DISPLAY=:$(head -n 1 "$dir/display")
-export DISPLAY
+start_xvfb
 shim_free_env
 bench="-b build:duration=20"
 
