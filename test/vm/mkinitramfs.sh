@@ -3,7 +3,11 @@
 # (with their dependencies, in load order), the given programs with the
 # shared libraries they link, and the scenario scripts.
 #
-#   mkinitramfs.sh KERNEL_DIR OUT.cpio [PROGRAM...]
+#   mkinitramfs.sh KERNEL_DIR OUT.cpio [PROGRAM...] [-- FILE...]
+#
+# PROGRAMs go into /usr/bin; FILEs, this machine's, keep their own paths
+# (what a system program finds by a path compiled into it: GStreamer's
+# plugins and its gst-plugin-scanner). Both come with their libraries.
 #
 # PERFLINK_VM_ROOT: a root to build on (systemd-root.sh's: Debian's systemd,
 # for scenarios run under systemd as PID 1). PERFLINK_VM_INSTALL: a build
@@ -64,9 +68,26 @@ copy_libs() {
 			esac
 		done
 }
-for prog in "$@"; do
+programs=()
+files=()
+while [ $# -gt 0 ]; do
+	if [ "$1" = -- ]; then
+		shift
+		files=("$@")
+		break
+	fi
+	programs+=("$1")
+	shift
+done
+for prog in "${programs[@]}"; do
 	install -m 0755 "$prog" "$stage/usr/bin/$(basename "$prog")"
 	copy_libs "$prog"
+done
+for f in "${files[@]}"; do
+	mkdir -p "$stage$(dirname "$f")"
+	rm -f "$stage$f"
+	cp -L "$f" "$stage$f"
+	copy_libs "$f"
 done
 if [ -n "${PERFLINK_VM_INSTALL:-}" ]; then
 	meson install -C "$PERFLINK_VM_INSTALL" --no-rebuild --quiet --destdir "$stage" >&2

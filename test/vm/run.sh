@@ -2,7 +2,10 @@
 # Boot the rig and run one scenario: Debian's stock kernel under qemu with an
 # initramfs built from the build tree. Exit status is the scenario's.
 #
-#   run.sh SCENARIO [PROGRAM...]      (programs are copied into /usr/bin)
+#   run.sh SCENARIO [PROGRAM...] [-- FILE...]
+#
+# Programs are copied into /usr/bin, files (this machine's) at their own
+# paths, each with its shared libraries (mkinitramfs.sh).
 #
 # PERFLINK_VM_LOG names a file that receives the whole console output.
 # PERFLINK_VM_VARS="NAME=VALUE ..." sets variables for the scenario (values
