@@ -13,6 +13,12 @@ static uint32_t fd_word[PL_FD_MAX];
 static uint8_t fd_wait[PL_FD_MAX];
 static uint16_t fd_epoll_set[PL_FD_MAX];
 static uint8_t fd_staged_members[PL_FD_MAX];
+/* Copies of one open file (dup, dup2, dup3) are one family, so that a wait
+ * stage learnt on one is known on all: GStreamer's v4l2src polls the fd it
+ * opened and dequeues on a dup of it. 0: no copy made; ids are never
+ * reused, so that a number closed and taken again joins no old family. */
+static uint32_t fd_family[PL_FD_MAX];
+static uint32_t last_family;
 static bool waits_known;
 
 static bool in_table(int fd) { return fd >= 0 && fd < PL_FD_MAX; }
@@ -49,6 +55,7 @@ static void forget_wait(int fd)
 	__atomic_store_n(&fd_epoll_set[fd], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&fd_wait[fd], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&fd_staged_members[fd], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_family[fd], 0, __ATOMIC_RELAXED);
 }
 
 static uint32_t match_patterns(const char *path)
@@ -117,7 +124,7 @@ void pl__fd_closed_range(unsigned int first, unsigned int last)
 
 void pl__fd_copied(int from, int to)
 {
-	uint32_t word = 0;
+	uint32_t word = 0, family = 0;
 	uint8_t stage = 0;
 
 	if (!in_table(to))
@@ -125,11 +132,17 @@ void pl__fd_copied(int from, int to)
 	if (in_table(from)) {
 		word = __atomic_load_n(&fd_word[from], __ATOMIC_RELAXED);
 		stage = __atomic_load_n(&fd_wait[from], __ATOMIC_RELAXED);
+		family = __atomic_load_n(&fd_family[from], __ATOMIC_RELAXED);
+		if (!family) {
+			family = __atomic_add_fetch(&last_family, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&fd_family[from], family, __ATOMIC_RELAXED);
+		}
 	}
 	__atomic_store_n(&fd_word[to], word, __ATOMIC_RELAXED);
 	/* the copy is the same device, in no epoll set of its own */
 	forget_wait(to);
 	__atomic_store_n(&fd_wait[to], stage, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_family[to], family, __ATOMIC_RELAXED);
 }
 
 uint32_t pl__fd_patterns(int fd)
@@ -166,25 +179,44 @@ bool pl__fd_has_flag(int fd, uint32_t flag)
 	return (__atomic_load_n(&fd_word[fd], __ATOMIC_RELAXED) & flag) != 0;
 }
 
-void pl__fd_learn_wait(int fd, unsigned wait_stage, bool boundary)
+/* One fd learns; false when it knew already (or cannot). */
+static bool learn_one(int fd, unsigned wait_stage, bool boundary)
 {
 	uint8_t old;
 	uint16_t set;
 
-	if (!in_table(fd) || wait_stage == 0 || wait_stage > UINT8_MAX)
-		return;
 	old = __atomic_load_n(&fd_wait[fd], __ATOMIC_RELAXED);
 	if (old == wait_stage || (old && !boundary))
-		return; /* the hot path: known already */
+		return false; /* the hot path: known already */
 	__atomic_store_n(&fd_wait[fd], (uint8_t)wait_stage, __ATOMIC_RELAXED);
 	__atomic_store_n(&waits_known, true, __ATOMIC_RELAXED);
 	set = __atomic_load_n(&fd_epoll_set[fd], __ATOMIC_RELAXED);
 	if (!set || !in_table(set - 1))
-		return;
+		return true;
 	if (old)
 		__atomic_store_n(&fd_wait[set - 1], (uint8_t)wait_stage, __ATOMIC_RELAXED);
 	else
 		epoll_member_staged(set - 1, +1, wait_stage);
+	return true;
+}
+
+void pl__fd_learn_wait(int fd, unsigned wait_stage, bool boundary)
+{
+	uint32_t family;
+	int other;
+
+	if (!in_table(fd) || wait_stage == 0 || wait_stage > UINT8_MAX)
+		return;
+	if (!learn_one(fd, wait_stage, boundary))
+		return;
+	/* once per fd and stage learnt: the table is read whole, only then */
+	family = __atomic_load_n(&fd_family[fd], __ATOMIC_RELAXED);
+	if (!family)
+		return;
+	for (other = 0; other < PL_FD_MAX; other++) {
+		if (other != fd && __atomic_load_n(&fd_family[other], __ATOMIC_RELAXED) == family)
+			learn_one(other, wait_stage, boundary);
+	}
 }
 
 bool pl__fd_waits_known(void)

@@ -46,7 +46,9 @@ bool pl__fd_has_flag(int fd, uint32_t flag);
  * fd in poll, select or epoll is waiting for. An fd learns it from its
  * first successful call of a dequeue or wait stage that has a companion
  * (a frame-boundary stage's companion wins over another's), so the wait
- * before a device's first dequeue is not timed. An epoll fd has the wait
+ * before a device's first dequeue is not timed; the copies of the fd made
+ * with dup, dup2 or dup3 (the same open file) learn it with it, and it
+ * with them. An epoll fd has the wait
  * stage of the staged fds registered with it: epoll_ctl tells which (one
  * epoll set per fd is remembered, the last it was added to; a set closed
  * while its members stay open leaves them pointing at its number).

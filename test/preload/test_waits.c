@@ -185,6 +185,10 @@ int main(void)
 	/* taken out of the epoll set after half the frames: the waits on the
 	 * set that is left are not the device's */
 	test_timed("epoll_del", FRAMES / 2 - 1);
+	/* the wait and the dequeue on two copies of one open file (dup): what
+	 * the one learns, the other knows */
+	test_timed("dup", FRAMES - 1);
+	test_timed("dup_reversed", FRAMES - 1);
 	test_unstaged();
 	test_bad_pointers();
 	test_dormant();

@@ -16,6 +16,9 @@
  * device is not the only or the first descriptor looked at.
  * efault: after the first dequeue, poll and select are given pointers to
  * nothing: the kernel's EFAULT must come back, not a crash.
+ * dup: poll on the device, dequeue on a dup of it, as GStreamer's v4l2src
+ * (its buffer pool dequeues on a dup of the fd the element polls);
+ * dup_reversed: dequeue on the device, poll on the dup.
  *
  * Prints "frames=N bytes=B" and exits 0; 1 on any failure. */
 #include <errno.h>
@@ -33,6 +36,8 @@
 #include <unistd.h>
 
 static int device[2], silent[2];
+/* what the loop waits on and dequeues from: device[0], or a dup of it */
+static int wait_fd, dequeue_fd;
 static unsigned frames, period_ms;
 
 static void *fill(void *unused)
@@ -64,7 +69,7 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t, const si
 /* One wait for the device by mode; 0 when it is readable. */
 static int wait_for_device(const char *mode, int ep)
 {
-	struct pollfd p[2] = { { silent[0], POLLIN, 0 }, { device[0], POLLIN, 0 } };
+	struct pollfd p[2] = { { silent[0], POLLIN, 0 }, { wait_fd, POLLIN, 0 } };
 	struct timespec forever_ts = { 60, 0 };
 	struct epoll_event ev;
 	sigset_t none;
@@ -72,7 +77,7 @@ static int wait_for_device(const char *mode, int ep)
 	int r;
 
 	sigemptyset(&none);
-	if (strcmp(mode, "poll") == 0)
+	if (strcmp(mode, "poll") == 0 || strncmp(mode, "dup", 3) == 0)
 		r = poll(p, 2, 60000);
 	else if (strcmp(mode, "ppoll") == 0)
 		r = ppoll(p, 2, &forever_ts, &none);
@@ -84,16 +89,16 @@ static int wait_for_device(const char *mode, int ep)
 #endif
 	else if (strcmp(mode, "select") == 0 || strcmp(mode, "pselect") == 0) {
 		struct timeval forever_tv = { 60, 0 };
-		int top = (device[0] > silent[0] ? device[0] : silent[0]) + 1;
+		int top = (wait_fd > silent[0] ? wait_fd : silent[0]) + 1;
 
 		FD_ZERO(&set);
 		FD_SET(silent[0], &set);
-		FD_SET(device[0], &set);
+		FD_SET(wait_fd, &set);
 		if (mode[0] == 's')
 			r = select(top, &set, NULL, NULL, &forever_tv);
 		else
 			r = pselect(top, &set, NULL, NULL, &forever_ts, &none);
-		return r == 1 && FD_ISSET(device[0], &set) ? 0 : -1;
+		return r == 1 && FD_ISSET(wait_fd, &set) ? 0 : -1;
 	} else if (strcmp(mode, "epoll_wait") == 0 || strcmp(mode, "epoll_del") == 0)
 		r = epoll_wait(ep, &ev, 1, 60000);
 	else if (strcmp(mode, "epoll_pwait") == 0)
@@ -107,7 +112,7 @@ static int wait_for_device(const char *mode, int ep)
 		return -1;
 	}
 	if (strncmp(mode, "epoll", 5) == 0)
-		return r == 1 && ev.data.fd == device[0] ? 0 : -1;
+		return r == 1 && ev.data.fd == wait_fd ? 0 : -1;
 	return r == 1 && (p[1].revents & POLLIN) ? 0 : -1;
 }
 
@@ -150,6 +155,11 @@ int main(int argc, char **argv)
 	period_ms = (unsigned)strtoul(argv[3], NULL, 10);
 	if (pipe(device) < 0 || pipe(silent) < 0)
 		fail("pipe");
+	wait_fd = dequeue_fd = device[0];
+	if (strcmp(mode, "dup") == 0 && (dequeue_fd = dup(device[0])) < 0)
+		fail("dup");
+	if (strcmp(mode, "dup_reversed") == 0 && (wait_fd = dup(device[0])) < 0)
+		fail("dup");
 	if (strncmp(mode, "epoll", 5) == 0) {
 		struct epoll_event ev = { .events = EPOLLIN };
 
@@ -185,9 +195,9 @@ int main(int argc, char **argv)
 		/* the dequeue: how much is there, then take one frame's 4 bytes
 		 * (blocking if not there yet; a late reader finds 8 and leaves 4
 		 * for the next frame, so that the last wait has its write) */
-		if (ioctl(device[0], FIONREAD, &n) < 0)
+		if (ioctl(dequeue_fd, FIONREAD, &n) < 0)
 			fail("FIONREAD");
-		n = (int)read(device[0], buf, 4);
+		n = (int)read(dequeue_fd, buf, 4);
 		if (n != 4)
 			fail("read");
 		total += (unsigned)n;
