@@ -68,10 +68,11 @@ for mode in blocking poll; do
 	check "$mode: the report counts $frames frames (${report_frames:-none})" \
 		"[ '${report_frames:-0}' -eq $frames ]"
 
-	# Measured, blocking: 38.7-38.8 ms a frame in v4l2_dqbuf, 0.43-1.09 ms
-	# of it CPU (1.1-2.8%); poll, before the wait hooks: v4l2_dqbuf
-	# 0.11-0.17 ms wall, 0.08-0.15 ms CPU (the buffer is ready when select()
-	# returns), the wait in no stage.
+	# Measured, blocking: 38.4-38.8 ms a frame in v4l2_dqbuf, 0.43-1.09 ms
+	# of it CPU (1.1-2.8%); poll: 49 waits, wait + dqbuf 38.6 ms a frame,
+	# 0.55-0.77 ms of it CPU (1.4-2.0%), v4l2_dqbuf alone 0.08-0.17 ms
+	# (the buffer is ready when select() returns; before the wait hooks
+	# that was all).
 	check_dqbuf_waits "$mode" $frames $mode
 done
 echo "1..$n"
