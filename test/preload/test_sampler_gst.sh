@@ -111,8 +111,8 @@ EOF
 	# the server for its window's geometry every frame) and libc (the
 	# texture upload's memmove, called by Mesa) must be Mesa's. The render
 	# thread mostly waits: 96-121 busy samples a 30 s run at the kernel's
-	# 250 Hz. Measured, GLX: swrast_dri.so 31.4-46.2% of them; EGL:
-	# swrast_dri.so 18.1-30.2%, libEGL_mesa 3.1-3.8%. I420 frames (a
+	# 250 Hz. Measured, GLX: swrast_dri.so 28.9-46.2% of them; EGL:
+	# swrast_dri.so 18.1-30.2%, libEGL_mesa 1.2-3.8%. I420 frames (a
 	# smaller upload) gave swrast_dri.so 13.3-29.6% and libX11 19.4-21.4%
 	# on GLX, so close that X11 is left out above. At ~100 samples a share
 	# moves by ±5 points from run to run: Mesa on a tenth at least.
