@@ -23,6 +23,7 @@ struct pl_host_options {
 	char *out;
 	char *frames_csv;
 	char *telemetry_dir;
+	double trace_max_mb;
 	double latency_wait_s;
 	long max_frames_kept;
 	long depth;

@@ -42,6 +42,7 @@ static struct pl_host_options opt = {
 	.transfer_kib = 64,
 	.latency_wait_s = 2,
 	.max_frames_kept = 8000000,
+	.trace_max_mb = PL_TRACE_MAX_BYTES_DEFAULT / 1e6,
 };
 
 static const struct pl_option options[] = {
@@ -71,6 +72,10 @@ static const struct pl_option options[] = {
 	  "device's telemetry as DIR/telemetry/TYPE.jsonl while it arrives; then, from them, "
 	  "DIR/metrics.prom, DIR/trace.perfetto-trace and the pprof profiles DIR/profile.pb.gz "
 	  "and DIR/profiles/window-N.pb.gz as `perflink-host export DIR` does" },
+	{ "trace-max-mb", PL_OPT_DOUBLE, &opt.trace_max_mb, 0.001, 1e6, "MB",
+	  "with --out (and for export): a trace longer than this many MB (1e6 bytes; default "
+	  "256) goes into parts trace.perfetto-trace, trace.1.perfetto-trace, ... that each "
+	  "open on their own" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -130,7 +135,7 @@ static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_n
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: perflink-host [OPTIONS]\n"
-		     "       perflink-host export DIR\n"
+		     "       perflink-host export [--trace-max-mb MB] DIR\n"
 		     "       perflink-host compare [--label-a T] [--label-b T] [--markdown] A B\n\n"
 		     "Receive what perflinkd sends over USB (or TCP with --tcp), check every message\n"
 		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
@@ -146,7 +151,8 @@ static void usage(FILE *out)
 		     "and memory; and, when the render sampler sent windows, DIR/profile.pb.gz\n"
 		     "(pprof: its stacks over the whole run, samples and CPU nanoseconds; open it\n"
 		     "with go tool pprof) and DIR/profiles/window-N.pb.gz (one per window, N from\n"
-		     "1). Lines that do not parse are skipped and counted (stderr and\n"
+		     "1). A trace past --trace-max-mb (256 MB) goes into parts that each open\n"
+		     "on their own. Lines that do not parse are skipped and counted (stderr and\n"
 		     "perflink_export_skipped_lines_total). Exit 0, or 1 when DIR holds no\n"
 		     "recording or a file could not be read or written.\n\n"
 		     "compare A B: the A/B table (Metric | A | B | Change) of two directories\n"
@@ -311,18 +317,31 @@ static void prepare_outputs(struct pl_host *h)
 	}
 }
 
-/* perflink-host export DIR */
+/* perflink-host export [--trace-max-mb MB] DIR */
 static int export_command(int argc, char **argv)
 {
+	double max_mb = PL_TRACE_MAX_BYTES_DEFAULT / 1e6;
+	char *end;
+
 	if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
 		usage(stdout);
 		return 0;
 	}
+	if (argc == 3 && strcmp(argv[0], "--trace-max-mb") == 0) {
+		max_mb = strtod(argv[1], &end);
+		if (end == argv[1] || *end || !(max_mb >= 0.001 && max_mb <= 1e6)) {
+			fprintf(stderr, "perflink-host export: --trace-max-mb takes a size in MB "
+					"from 0.001 to 1e6, not '%s'\n", argv[1]);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 1 || argv[0][0] == '-') {
-		fprintf(stderr, "usage: perflink-host export DIR\n");
+		fprintf(stderr, "usage: perflink-host export [--trace-max-mb MB] DIR\n");
 		return 2;
 	}
-	return pl__export_dir(argv[0]) < 0 ? 1 : 0;
+	return pl__export_dir(argv[0], (uint64_t)(max_mb * 1e6)) < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)

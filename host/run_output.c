@@ -109,7 +109,7 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 			status = 1;
 		}
 		/* the same as `perflink-host export DIR` afterwards */
-		if (pl__export_dir(opt->out) < 0)
+		if (pl__export_dir(opt->out, (uint64_t)(opt->trace_max_mb * 1e6)) < 0)
 			status = 1;
 	}
 	if (opt->frames_csv)

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int write_file(const void *ctx, const char *dir, const char *name,
 		      int (*fill)(FILE *f, const void *ctx))
@@ -72,7 +73,76 @@ static int write_profiles(const struct pl_recording *r, const char *dir)
 	return status;
 }
 
-int pl__export_dir(const char *dir)
+/* The trace's parts: DIR/trace.perfetto-trace, then trace.1.perfetto-trace,
+ * trace.2..., each written whole or not at all. */
+struct trace_parts {
+	const char *dir;
+	struct pl_atomic_file file;
+};
+
+static int part_path(char *path, size_t cap, const char *dir, unsigned part)
+{
+	int n = part ? snprintf(path, cap, "%s/trace.%u.perfetto-trace", dir, part)
+		     : snprintf(path, cap, "%s/trace.perfetto-trace", dir);
+
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int open_part(void *ctx, unsigned part, FILE **out)
+{
+	struct trace_parts *tp = ctx;
+	char path[4096];
+	int err;
+
+	if ((err = part_path(path, sizeof(path), tp->dir, part)) < 0 ||
+	    (err = pl__atomic_file_open(&tp->file, path)) < 0) {
+		pl__log_warnc(err, "%s", path);
+		return err;
+	}
+	*out = tp->file.f;
+	return 0;
+}
+
+static int close_part(void *ctx, unsigned part, bool ok)
+{
+	struct trace_parts *tp = ctx;
+	int err;
+
+	if (!ok) {
+		pl__atomic_file_abort(&tp->file);
+		return 0;
+	}
+	if ((err = pl__atomic_file_commit(&tp->file)) < 0)
+		pl__log_warnc(err, "%s: trace part %u", tp->dir, part);
+	return err;
+}
+
+/* The trace in parts of about trace_max_bytes; parts an earlier export left
+ * beyond the last written now are removed, so that the folder holds one
+ * trace. */
+static int write_trace(const struct pl_recording *r, const char *dir, uint64_t trace_max_bytes)
+{
+	struct trace_parts tp = { .dir = dir };
+	struct pl_trace_parts parts = { open_part, close_part, &tp, trace_max_bytes };
+	unsigned n_parts, k;
+	char path[4096];
+	int err;
+
+	err = pl__perfetto_trace_write_parts(r, &parts, &n_parts);
+	if (err < 0) {
+		pl__log_warnc(err, "%s/trace.perfetto-trace", dir);
+		return err;
+	}
+	for (k = n_parts; part_path(path, sizeof(path), dir, k) == 0 && unlink(path) == 0; k++)
+		;
+	if (n_parts > 1)
+		pl__log_info("%s: the trace is in %u parts of about %.3g MB "
+			     "(trace.perfetto-trace, trace.1.perfetto-trace, ...)",
+			     dir, n_parts, (double)trace_max_bytes / 1e6);
+	return 0;
+}
+
+int pl__export_dir(const char *dir, uint64_t trace_max_bytes)
 {
 	struct pl_recording r;
 	int err, status;
@@ -89,7 +159,7 @@ int pl__export_dir(const char *dir)
 	}
 	report_skipped(&r, dir);
 	status = write_file(&r, dir, "metrics.prom", pl__metrics_prom_write);
-	err = write_file(&r, dir, "trace.perfetto-trace", pl__perfetto_trace_write);
+	err = write_trace(&r, dir, trace_max_bytes);
 	if (err < 0 && status == 0)
 		status = err;
 	err = write_profiles(&r, dir);

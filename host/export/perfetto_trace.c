@@ -55,11 +55,22 @@ enum { UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3 };
 #define COUNTER_TRACK_UUID_BASE (2ull << 48)
 #define PID_BITS 22
 
+/* What a packet is, for rotation: a part may end only where no slice is
+ * open, and every part starts with the track descriptors written so far. */
+enum packet_kind { PK_DESCRIPTOR, PK_BEGIN, PK_END, PK_WHOLE };
+
 struct trace {
 	struct pl_pb pb;
 	FILE *out;
 	bool first;
 	int err;
+	const struct pl_trace_parts *parts; /* NULL: one file, no cap */
+	unsigned part;
+	uint64_t written;   /* bytes in this part */
+	bool has_events;    /* this part holds more than the descriptors */
+	unsigned open;      /* slices begun and not ended */
+	uint8_t *descriptors; /* every descriptor packet so far, as written */
+	size_t n_descriptors, cap_descriptors;
 };
 
 /* one TracePacket, written out as soon as it is complete */
@@ -75,13 +86,74 @@ static void packet_begin(struct trace *t, uint64_t timestamp_ns, bool with_times
 	}
 }
 
-static void packet_end(struct trace *t)
+static void keep_descriptor(struct trace *t)
 {
+	size_t want = t->n_descriptors + t->pb.n;
+	uint8_t *p;
+
+	if (want > t->cap_descriptors) {
+		size_t cap = t->cap_descriptors ? t->cap_descriptors * 2 : 4096;
+
+		while (cap < want)
+			cap *= 2;
+		if (!(p = realloc(t->descriptors, cap))) {
+			if (!t->err)
+				t->err = -ENOMEM;
+			return;
+		}
+		t->descriptors = p;
+		t->cap_descriptors = cap;
+	}
+	memcpy(t->descriptors + t->n_descriptors, t->pb.buf, t->pb.n);
+	t->n_descriptors = want;
+}
+
+/* The part is full: close it, open the next and start it with every
+ * track descriptor so far, so that it opens on its own. */
+static void next_part(struct trace *t)
+{
+	const struct pl_trace_parts *pp = t->parts;
+	int err;
+
+	if ((err = pp->close(pp->ctx, t->part, true)) < 0 ||
+	    (err = pp->open(pp->ctx, ++t->part, &t->out)) < 0) {
+		t->out = NULL;
+		if (!t->err)
+			t->err = err;
+		return;
+	}
+	if (t->n_descriptors && fwrite(t->descriptors, 1, t->n_descriptors, t->out) != t->n_descriptors &&
+	    !t->err)
+		t->err = -EIO;
+	t->written = t->n_descriptors;
+	t->has_events = false;
+}
+
+static void packet_end(struct trace *t, enum packet_kind kind)
+{
+	size_t n;
 	int err;
 
 	pl__pb_end(&t->pb);
+	if (!t->out) {
+		pl__pb_discard(&t->pb); /* a part failed to open: write nothing more */
+		return;
+	}
+	n = t->pb.n;
+	if (kind == PK_DESCRIPTOR && t->parts)
+		keep_descriptor(t);
 	if ((err = pl__pb_flush(&t->pb, t->out)) < 0 && !t->err)
 		t->err = err;
+	t->written += n;
+	if (kind == PK_BEGIN)
+		t->open++;
+	else if (kind == PK_END && t->open)
+		t->open--;
+	if (kind != PK_DESCRIPTOR)
+		t->has_events = true;
+	if (t->parts && t->parts->cap_bytes && !t->open && t->has_events && !t->err &&
+	    t->written >= t->parts->cap_bytes && kind != PK_DESCRIPTOR)
+		next_part(t);
 }
 
 /* parent_uuid 0: none */
@@ -101,7 +173,7 @@ static void track(struct trace *t, uint64_t uuid, const char *name, uint64_t par
 		pl__pb_end(&t->pb);
 	}
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_DESCRIPTOR);
 }
 
 static void event(struct trace *t, uint64_t ts_ns, uint64_t track_uuid, unsigned type,
@@ -116,7 +188,7 @@ static void event(struct trace *t, uint64_t ts_ns, uint64_t track_uuid, unsigned
 		pl__pb_string_field(&t->pb, EVENT_NAME, name);
 	}
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, type == SLICE_BEGIN ? PK_BEGIN : type == SLICE_END ? PK_END : PK_WHOLE);
 }
 
 static void slice(struct trace *t, uint64_t track_uuid, uint64_t start_ns, uint64_t end_ns,
@@ -210,7 +282,7 @@ static void stall_slice(struct trace *t, const struct pl_recording *r,
 		pl__pb_string_field(&t->pb, EVENT_NAME, what);
 		pl__pb_fixed64_field(&t->pb, EVENT_FLOW_IDS, flow);
 		pl__pb_end(&t->pb);
-		packet_end(t);
+		packet_end(t, PK_WHOLE);
 	}
 	packet_begin(t, start, true);
 	pl__pb_begin(&t->pb, PACKET_TRACK_EVENT);
@@ -221,7 +293,7 @@ static void stall_slice(struct trace *t, const struct pl_recording *r,
 	if (e->bully_pid)
 		pl__pb_fixed64_field(&t->pb, EVENT_TERMINATING_FLOW_IDS, flow);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_BEGIN);
 	event(t, e->start_ns + e->duration_ns, uuid, SLICE_END, NULL, NULL);
 }
 
@@ -348,7 +420,7 @@ static void thread_track(struct trace *t, int64_t pid, uint32_t tid, const char 
 	pl__pb_string_field(&t->pb, THREAD_NAME, name);
 	pl__pb_end(&t->pb);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_DESCRIPTOR);
 }
 
 struct thread_name {
@@ -437,7 +509,7 @@ static void sample_instant(struct trace *t, const struct pl_recording *r,
 	pl__pb_string_field(&t->pb, EVENT_NAME, leaf);
 	annotation_string(t, "stack", from);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_WHOLE);
 }
 
 static void sample_instants(struct trace *t, const struct pl_recording *r)
@@ -476,7 +548,7 @@ static void call_slice(struct trace *t, const struct pl_recording *r,
 	if (c->bytes)
 		annotation_uint(t, "bytes", c->bytes);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_BEGIN);
 	event(t, c->start_ns + c->wall_ns, uuid, SLICE_END, NULL, NULL);
 }
 
@@ -570,7 +642,7 @@ static void counter_track(struct trace *t, const struct pl_recorded_point *p, ui
 		pl__pb_string_field(&t->pb, COUNTER_UNIT_NAME, counter_kinds[p->kind].unit_name);
 	pl__pb_end(&t->pb);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_DESCRIPTOR);
 }
 
 static void counter_value(struct trace *t, uint64_t uuid, uint64_t ts_ns, double v)
@@ -581,7 +653,7 @@ static void counter_value(struct trace *t, uint64_t uuid, uint64_t ts_ns, double
 	pl__pb_varint_field(&t->pb, EVENT_TRACK_UUID, uuid);
 	pl__pb_double_field(&t->pb, EVENT_DOUBLE_COUNTER_VALUE, v);
 	pl__pb_end(&t->pb);
-	packet_end(t);
+	packet_end(t, PK_WHOLE);
 }
 
 /* A value at p, or false for none: CPU ticks and link bytes become rates
@@ -639,32 +711,58 @@ static int counters(struct trace *t, const struct pl_recording *r)
 	return 0;
 }
 
-int pl__perfetto_trace_write(FILE *out, const void *recording)
+static int write_all(struct trace *t, const struct pl_recording *r)
 {
-	const struct pl_recording *r = recording;
-	struct trace t = { .out = out, .first = true };
 	int err;
 
-	pl__pb_init(&t.pb);
+	pl__pb_init(&t->pb);
 	if (r->n_frames || r->n_link_changes)
-		track(&t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
-	frame_slices(&t, r);
-	link_instants(&t, r);
-	err = process_tracks(&t, r);
+		track(t, LINK_TRACK_UUID, "perflink link", 0, false, 0);
+	frame_slices(t, r);
+	link_instants(t, r);
+	err = process_tracks(t, r);
 	if (err == 0)
-		err = stall_slices(&t, r);
+		err = stall_slices(t, r);
 	if (err == 0)
-		err = thread_tracks(&t, r);
+		err = thread_tracks(t, r);
 	if (err == 0)
-		err = call_slices(&t, r);
+		err = call_slices(t, r);
 	if (err == 0)
-		sample_instants(&t, r);
+		sample_instants(t, r);
 	if (err == 0)
-		err = counters(&t, r);
-	pl__pb_free(&t.pb);
+		err = counters(t, r);
+	pl__pb_free(&t->pb);
+	free(t->descriptors);
 	if (err < 0)
 		return err;
-	if (t.err < 0)
-		return t.err;
-	return ferror(out) ? -EIO : 0;
+	if (t->err < 0)
+		return t->err;
+	return t->out && ferror(t->out) ? -EIO : 0;
+}
+
+int pl__perfetto_trace_write(FILE *out, const void *recording)
+{
+	struct trace t = { .out = out, .first = true };
+
+	return write_all(&t, recording);
+}
+
+int pl__perfetto_trace_write_parts(const struct pl_recording *r, const struct pl_trace_parts *parts,
+				   unsigned *n_parts)
+{
+	struct trace t = { .first = true, .parts = parts };
+	int err;
+
+	*n_parts = 0;
+	if ((err = parts->open(parts->ctx, 0, &t.out)) < 0)
+		return err;
+	err = write_all(&t, r);
+	if (t.out) {
+		int cerr = parts->close(parts->ctx, t.part, err == 0);
+
+		if (err == 0)
+			err = cerr;
+	}
+	*n_parts = t.part + 1;
+	return err;
 }

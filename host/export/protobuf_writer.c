@@ -148,8 +148,13 @@ int pl__pb_flush(struct pl_pb *pb, FILE *out)
 		err = -EINVAL;
 	else if (pb->n && fwrite(pb->buf, 1, pb->n, out) != pb->n)
 		err = -EIO;
+	pl__pb_discard(pb);
+	return err;
+}
+
+void pl__pb_discard(struct pl_pb *pb)
+{
 	pb->n = 0;
 	pb->depth = 0;
 	pb->failed = false;
-	return err;
 }

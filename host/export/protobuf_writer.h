@@ -41,5 +41,7 @@ void pl__pb_end(struct pl_pb *pb);
  * (an allocation failed while building), -EINVAL (a message left open or
  * closed twice) or -EIO. */
 int pl__pb_flush(struct pl_pb *pb, FILE *out);
+/* Start over without writing what was built. */
+void pl__pb_discard(struct pl_pb *pb);
 
 #endif

@@ -106,6 +106,7 @@ struct pl_stack_sample {
 
 struct pl_raw_sample {
 	uint64_t mono_ns;       /* CLOCK_MONOTONIC when the handler ran */
+	int32_t tid;            /* the thread it ran on */
 	uint16_t idle;
 	uint16_t stack_unknown; /* sp outside every stack the sampler can copy: pc only */
 	uint32_t stack_len;     /* bytes copied, from stack_start */

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -100,6 +101,9 @@ void pl__capture(struct pl_raw_sample *s, const void *ucontext)
 	s->mono_ns = clock_gettime(CLOCK_MONOTONIC, &now) == 0
 			     ? (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec
 			     : 0;
+	/* a system call, async-signal-safe; the samples' thread for the host's
+	 * timeline, whatever happens to the thread before they are drained */
+	s->tid = (int32_t)syscall(SYS_gettid);
 	pl__regs_capture(s->regs, ucontext);
 	sp = pl__regs_sp(s->regs);
 	s->stack_start = sp;

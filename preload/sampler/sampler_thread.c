@@ -56,6 +56,9 @@ static struct {
 } window_sample[PL_WINDOW_SAMPLES_MAX];
 static size_t n_window_samples;
 static uint64_t window_samples_dropped;
+/* the thread the window's samples were taken on (the render thread may
+ * have gone by the window's end) */
+static pid_t window_tid;
 /* atomic futex word: bumped by the render thread's first swap, which the
  * sampler thread waits on between ticks so that it arms the timer at once */
 static uint32_t wake_word;
@@ -191,6 +194,7 @@ static void drain_ring(void)
 	pl__modules_refresh_maps();
 	while ((job.raw = pl__ring_peek()) != NULL) {
 		uint64_t taken_ns = job.raw->mono_ns;
+		pid_t taken_tid = job.raw->tid;
 		int slot;
 
 		if (pl__modules_hold(walk_held, &job) < 0) {
@@ -205,6 +209,8 @@ static void drain_ring(void)
 			pl__stacks_names_refresh();
 		}
 		slot = pl__stacks_add(&job.stack);
+		if (taken_tid > 0)
+			window_tid = taken_tid;
 		if (n_window_samples < PL_WINDOW_SAMPLES_MAX) {
 			window_sample[n_window_samples].mono_ns = taken_ns;
 			window_sample[n_window_samples++].slot = slot;
@@ -229,7 +235,7 @@ static void window_samples(uint64_t now, const int32_t *slot_line, struct pl_tim
 	/* after the ring was emptied: a sample taken since the caller read
 	 * the clock is in this window */
 	ws->end_ns = now > mono_ns() ? now : mono_ns();
-	ws->tid = ever_armed ? pl__render_tid() : 0;
+	ws->tid = window_tid;
 	ws->sample = out;
 	ws->n = n_window_samples;
 	ws->dropped = window_samples_dropped;
@@ -286,6 +292,7 @@ static void write_window(uint64_t now)
 	pl__stacks_reset();
 	n_window_samples = 0;
 	window_samples_dropped = 0;
+	window_tid = 0;
 	window_start_ns = now;
 }
 

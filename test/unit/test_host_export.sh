@@ -345,6 +345,51 @@ else
 	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
 fi
 
+# A trace past --trace-max-mb goes into parts that each open on their own:
+# 3000 calls in 6 lines, a cap of 20 kB.
+rot="$dir/rotation"
+mkdir -p "$rot/telemetry"
+awk 'BEGIN {
+	for (l = 0; l < 6; l++) {
+		printf "{\"type\":\"perflink-stage-calls\",\"pid\":812,\"comm\":\"raptor\",\"stage_names\":[\"v4l2_dqbuf\"],\"calls\":["
+		for (i = 0; i < 500; i++)
+			printf "%s[%d,1000,500,812,0,0,0]", (i ? "," : ""), 1000000000 + (l * 500 + i) * 2000
+		print "]}"
+	}
+}' > "$rot/telemetry/perflink-stage-calls.jsonl"
+"$host" export --trace-max-mb 0.02 "$rot" 2> "$dir/rot.err"
+ok $? "export with a 20 kB cap exits 0 ($(tr '\n' ' ' < "$dir/rot.err"))"
+parts=$(ls "$rot" | grep -c '^trace\(\.[0-9]*\)\?\.perfetto-trace$')
+[ "$parts" -ge 5 ] && [ -s "$rot/trace.perfetto-trace" ] && [ -s "$rot/trace.1.perfetto-trace" ]
+ok $? "the trace went into $parts parts"
+if command -v protoc > /dev/null; then
+	total=0 whole=0 big=0
+	for f in "$rot"/trace*.perfetto-trace; do
+		protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$proto")" \
+			"$(basename "$proto")" < "$f" > "$dir/part.txt" 2> /dev/null || whole=1
+		b=$(grep -c 'type: TYPE_SLICE_BEGIN' "$dir/part.txt")
+		e=$(grep -c 'type: TYPE_SLICE_END' "$dir/part.txt")
+		[ "$b" -eq "$e" ] && [ "$b" -gt 0 ] || whole=1
+		grep -qF 'thread_name: "raptor"' "$dir/part.txt" && grep -qF 'name: "raptor 812"' "$dir/part.txt" &&
+			[ "$(sed -n '2,6p' "$dir/part.txt" | grep -c 'sequence_flags: 1')" -eq 1 ] || whole=1
+		# at most the cap plus one slice's two packets
+		[ "$(wc -c < "$f")" -le 20200 ] || big=1
+		total=$((total + b))
+	done
+	[ "$whole" -eq 0 ]
+	ok $? "each part decodes, starts afresh (sequence_flags) with the process and thread tracks, and ends no slice it did not begin"
+	[ "$total" -eq 3000 ] && [ "$big" -eq 0 ]
+	ok $? "the parts hold the 3000 slices between them ($total), none past the cap"
+else
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
+fi
+"$host" export "$rot" 2> /dev/null
+[ "$(ls "$rot" | grep -c 'perfetto-trace$')" -eq 1 ]
+ok $? "exported again with the default cap: one file, the earlier export's parts removed"
+"$host" export --trace-max-mb 0 "$rot" 2> /dev/null
+[ $? -eq 2 ]
+ok $? "a cap of 0 is refused (exit 2)"
+
 mkdir "$dir/empty"
 "$host" export "$dir/empty" 2> "$dir/empty.err"
 st=$?
