@@ -198,6 +198,19 @@ static void slice(struct trace *t, uint64_t track_uuid, uint64_t start_ns, uint6
 	event(t, end_ns, track_uuid, SLICE_END, category, NULL);
 }
 
+/* "frame N" for perflink stream's frames, "frame N of producer P" for an
+ * application's (docs/wire.md, "Frame ids": its producer's number in the
+ * top 16 bits, its own frame number in the low 48). */
+static void frame_name(char *out, size_t cap, uint64_t frame_id)
+{
+	uint64_t producer = frame_id >> 48, number = frame_id & ((1ull << 48) - 1);
+
+	if (producer)
+		snprintf(out, cap, "frame %" PRIu64 " of producer %" PRIu64, number, producer);
+	else
+		snprintf(out, cap, "frame %" PRIu64, number);
+}
+
 /* Frames overlap when a reply takes longer than the frame interval, and
  * slices on one track must nest: each frame goes on the first lane (a
  * child track of the link's) that is free at its send. */
@@ -210,7 +223,7 @@ static void frame_slices(struct trace *t, const struct pl_recording *r)
 	for (i = 0; i < r->n_frames; i++) {
 		const struct pl_recorded_frame *f = &r->frames[i];
 		uint64_t end;
-		char name[32];
+		char name[64];
 
 		if (f->have_round_trip)
 			end = f->device_send_ns + f->round_trip_ns;
@@ -229,7 +242,7 @@ static void frame_slices(struct trace *t, const struct pl_recording *r)
 			k = best; /* all lanes busy: the one free soonest */
 		}
 		lane_end[k] = end;
-		snprintf(name, sizeof(name), "frame %" PRIu64, f->frame_id);
+		frame_name(name, sizeof(name), f->frame_id);
 		slice(t, LINK_TRACK_UUID + 1 + k, f->device_send_ns, end, "frame", name);
 	}
 }

@@ -96,7 +96,7 @@ export_proto_dir=$(dirname "$0")/../../host/export
 if command -v protoc > /dev/null; then
 	slices=$(protoc --decode=perfetto.protos.Trace --proto_path="$export_proto_dir" \
 		perfetto_subset.proto < "$d/host/trace.perfetto-trace" 2>/dev/null |
-		grep -c 'name: "frame [0-9]*"')
+		grep -c 'name: "frame [0-9]* of producer [0-9]*"')
 	check "trace.perfetto-trace decodes with a slice per frame ($slices)" "[ '$slices' -eq $frames ]"
 	# the capture loop's per-call events (PERFLINK_PROFILE_EVENTS=1): a
 	# slice for each frame_wait call its last report counts

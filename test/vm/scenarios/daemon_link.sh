@@ -40,7 +40,7 @@ samples=$(grep -c '"type":"sample"' /tmp/telemetry/telemetry.jsonl)
 diags=$(grep -c '"type":"link_diag"' /tmp/telemetry/telemetry.jsonl)
 echo "telemetry: $samples resource samples, $diags link diagnostics"
 # protoc is not in the VM: the trace's strings are found as they are
-frame_slices=$(grep -ao 'frame [0-9][0-9]*' /tmp/host/trace.perfetto-trace 2>/dev/null | wc -l)
+frame_slices=$(grep -ao 'frame [0-9][0-9]* of producer [0-9]' /tmp/host/trace.perfetto-trace 2>/dev/null | wc -l)
 echo "exports: $(ls /tmp/host 2>/dev/null | tr '\n' ' '); $frame_slices frame slices"
 grep '^perflink_frames_total\|^perflink_device_link_bytes_total' /tmp/host/metrics.prom 2>/dev/null
 exports_ok=0
