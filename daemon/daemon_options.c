@@ -33,6 +33,12 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		  "unix socket where producers (libperflink, the preload library) connect; "
 		  "their frames and telemetry go over the link (default: \"producers\" next "
 		  "to the control socket; \"\" for none)" },
+		{ "record-dir", PL_OPT_STRING, &cfg->record_dir, 0, 0, "DIR",
+		  "also keep every telemetry line (stalls, resource samples, producers' "
+		  "reports, stage events, render windows) in DIR/telemetry/TYPE.jsonl, the "
+		  "layout perflink-host --out writes: `perflink-host export` makes a "
+		  "timeline of it where no host is attached (made mode 0750 if missing; "
+		  "refused if another user's, a link, or writable by others)" },
 		{ "pidfile", PL_OPT_STRING, &cfg->pidfile, 0, 0, "PATH",
 		  "write the pid here, locked while running (for init scripts without "
 		  "start-stop-daemon)" },
@@ -108,6 +114,7 @@ void pl__daemon_config_free(struct pl_daemon_config *cfg)
 	free(cfg->control_group);
 	free(cfg->pidfile);
 	free(cfg->user);
+	free(cfg->record_dir);
 	cfg->config_path = cfg->control_socket = cfg->producer_socket = cfg->control_group = NULL;
 	cfg->pidfile = cfg->user = NULL;
 	pl__tracer_config_free(&cfg->tracer);

@@ -35,6 +35,7 @@ struct pl_daemon_config {
 	char *producer_socket; /* "" or NULL: no collector */
 	char *pidfile;
 	char *user;         /* "" or NULL: keep the identity perflinkd was started with */
+	char *record_dir;   /* "" or NULL: no recording on the device */
 	bool trace;
 	bool resources;
 	bool link;

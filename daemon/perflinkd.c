@@ -17,6 +17,7 @@
 #include "notify.h"
 #include "pidfile.h"
 #include "privilege_drop.h"
+#include "recorder.h"
 
 #include "clock.h"
 #include "json_writer.h"
@@ -69,6 +70,7 @@ struct daemon {
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
 	struct pl_privilege_user user; /* spec NULL: `user` unset */
+	struct pl_recorder recorder;   /* record-dir */
 };
 
 /* To the host when the link runs (pl__daemon_link_telemetry counts what it
@@ -78,6 +80,7 @@ static void on_stall_event(void *ctx, const char *json_line)
 	struct daemon *d = ctx;
 
 	d->trace_m.forwarded++;
+	pl__recorder_line(&d->recorder, json_line, strlen(json_line));
 	if (d->link)
 		pl__daemon_link_telemetry(d->link, json_line);
 }
@@ -87,6 +90,7 @@ static void on_resource_line(void *ctx, const char *json_line)
 	struct daemon *d = ctx;
 
 	d->res_m.forwarded++;
+	pl__recorder_line(&d->recorder, json_line, strlen(json_line));
 	if (d->link)
 		pl__daemon_link_telemetry(d->link, json_line);
 }
@@ -125,8 +129,8 @@ static void on_producer_line(void *ctx, const char *line, size_t len)
 {
 	struct daemon *d = ctx;
 
-	(void)len;
 	d->producer_lines++;
+	pl__recorder_line(&d->recorder, line, len);
 	if (d->link)
 		pl__daemon_link_telemetry(d->link, line);
 }
@@ -439,6 +443,14 @@ static int status_json(void *ctx, struct pl_json *j)
 	pl__json_u64(j, "replies_too_big", d->replies_too_big);
 	pl__json_end_object(j);
 	json_self(j, d);
+	if (d->recorder.open) {
+		pl__json_begin_object(j, "record");
+		pl__json_str(j, "dir", d->cfg.record_dir);
+		pl__json_u64(j, "lines", d->recorder.lines);
+		pl__json_u64(j, "lines_not_json", d->recorder.bad_lines);
+		pl__json_u64(j, "write_errors", d->recorder.files.write_errors);
+		pl__json_end_object(j);
+	}
 	pl__control_get_stats(d->control, &cs);
 	pl__json_begin_object(j, "control");
 	pl__json_u64(j, "served", cs.served);
@@ -465,6 +477,32 @@ static void on_sighup(void *ctx, int signo)
 	(void)signo;
 	pl__log_info("SIGHUP ignored: nothing is reloaded; restart perflinkd to apply a "
 		     "changed config");
+}
+
+/* record-dir: opened before the modules start, as the user perflinkd was
+ * started as; with `user`, the two directories are handed to that user, who
+ * writes the files of the types that come later. */
+static int open_recorder(struct daemon *d)
+{
+	char sub[4096], err[PL_ERRBUF];
+	int ret = pl__recorder_open(&d->recorder, d->cfg.record_dir, err, sizeof(err));
+
+	if (ret < 0) {
+		pl__log_warnx("record-dir: %s", err);
+		return ret;
+	}
+	if (d->user.spec && geteuid() == 0) {
+		snprintf(sub, sizeof(sub), "%s/telemetry", d->cfg.record_dir);
+		if (chown(d->cfg.record_dir, d->user.uid, d->user.gid) < 0 ||
+		    chown(sub, d->user.uid, d->user.gid) < 0) {
+			ret = -errno;
+			pl__log_warnc(ret, "record-dir: handing %s to %s", d->cfg.record_dir,
+				      d->user.spec);
+			return ret;
+		}
+	}
+	pl__log_info("recording telemetry in %s/telemetry/TYPE.jsonl", d->cfg.record_dir);
+	return 0;
 }
 
 /* Everything that needs privilege or can fail for reasons of the system,
@@ -504,7 +542,10 @@ static int open_all(struct daemon *d)
 	ret = pl__control_open(&d->control, d->loop, &cc);
 	if (ret < 0)
 		return ret;
-	/* The link first, so that the modules' first lines can go out. */
+	/* The recorder and the link first, so that the modules' first lines
+	 * (the resource sampler's header) are kept and can go out. */
+	if (d->cfg.record_dir && *d->cfg.record_dir && (ret = open_recorder(d)) < 0)
+		return ret;
 	if (d->cfg.link && (ret = pl__daemon_link_start(&d->link, d->loop, &d->cfg.link_cfg,
 							 on_host_reply, on_link_room, d)) < 0)
 		return ret;
@@ -666,6 +707,7 @@ static void close_all(struct daemon *d)
 	d->collector = NULL;
 	pl__daemon_link_stop(d->link);
 	d->link = NULL;
+	pl__recorder_close(&d->recorder);
 	pl__control_close(d->control);
 	d->control = NULL;
 	pl__pidfile_remove(&d->pidfile);

@@ -17,6 +17,12 @@ check() { # description, then a shell condition
 	fi
 }
 diag() { sed 's/^/# /' "$@"; }
+# a tool scripts/deps installs that is missing: a failed check, not a skip
+missing() { # what is missing
+	n=$((n + 1))
+	echo "not ok $n - $1"
+	failed=$((failed + 1))
+}
 
 # $d, made afresh, and removed at exit after the processes whose pids are in
 # $dpid (perflinkd), $hpid (the host), $ppid (a producer), $opid (another)

@@ -108,9 +108,7 @@ if command -v protoc > /dev/null; then
 	check "the capture loop's stage calls reached the host as events, a slice each ($waits frame_wait slices, ${reported:-no} calls reported)" \
 		"[ -s '$d/host/telemetry/perflink-stage-calls.jsonl' ] && [ '${reported:-0}' -ge 50 ] && [ '$waits' -eq '${reported:-x}' ]"
 else
-	n=$((n + 1))
-	echo "not ok $n - protoc is installed (scripts/deps installs protobuf-compiler)"
-	failed=$((failed + 1))
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
 fi
 # the render windows as the device really sends them, made into pprof
 # profiles: the renderer's hot function is there, CPU time from its 100 Hz

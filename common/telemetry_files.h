@@ -1,4 +1,5 @@
-/* The device's telemetry lines as files, one per "type": DIR/<type>.jsonl
+/* The device's telemetry lines as files, one per "type", as perflink-host
+ * --out and perflinkd's recorder (--record-dir) write them: DIR/<type>.jsonl
  * (link_diag.jsonl, stall.jsonl, perflink-profile.jsonl, ...; the resource
  * sampler's "header" and "sample" lines both go to resources.jsonl).
  *
@@ -7,8 +8,8 @@
  * line without a type, and types beyond the first PL_TELEMETRY_FILES_MAX
  * distinct ones go to other.jsonl. Files are opened relative to the
  * directory (O_NOFOLLOW) and truncated when first opened in a run. */
-#ifndef PL_HOST_TELEMETRY_FILES_H
-#define PL_HOST_TELEMETRY_FILES_H
+#ifndef PL_COMMON_TELEMETRY_FILES_H
+#define PL_COMMON_TELEMETRY_FILES_H
 
 #include <stdbool.h>
 #include <stddef.h>
