@@ -6,6 +6,7 @@
 #include "perfetto_trace.h"
 #include "pprof_profile.h"
 #include "recording.h"
+#include "report_html.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -163,6 +164,13 @@ int pl__export_dir(const char *dir, uint64_t trace_max_bytes)
 	if (err < 0 && status == 0)
 		status = err;
 	err = write_profiles(&r, dir);
+	if (err < 0 && status == 0)
+		status = err;
+	{
+		struct pl_report_html report = { &r, dir };
+
+		err = write_file(&report, dir, "report.html", pl__report_html_write);
+	}
 	pl__recording_free(&r);
 	return status < 0 ? status : err;
 }

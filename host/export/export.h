@@ -4,6 +4,8 @@
  *   DIR/trace.perfetto-trace    a Perfetto trace (perfetto_trace.h), in
  *                               parts of about trace_max_bytes when longer:
  *                               then also trace.1.perfetto-trace, ...
+ *   DIR/profile.pb.gz, DIR/profiles/  pprof profiles (pprof_profile.h)
+ *   DIR/report.html             one offline page of it all (report_html.h)
  * Lines of the recording that do not parse are left out; how many, per
  * file, goes to stderr and into perflink_export_skipped_lines_total. */
 #ifndef PL_HOST_EXPORT_H
