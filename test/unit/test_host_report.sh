@@ -115,6 +115,8 @@ cat > "$rec/summary.json" <<'JSON'
 {"p50_ms":11.1,"frames":20,"bytes":81920,"mbps":0.1,"seconds":1.0,"clock_offset_ns":-1200,"clock_offset_rtt_ns":90000,"clock_offset_samples":30,"transport":"tcp","connects":1,"sequence_gaps":0,"lost_messages":0,"reply_drops":0,"frames_not_kept":0,"device_send":null}
 JSON
 
+"$host" --help 2>&1 | grep -q 'DIR/report.html, one page that needs no network'
+ok $? "perflink-host --help tells of report.html"
 "$host" export "$rec" 2>"$dir/export.err"
 ok $? "export of the recording exits 0"
 [ -s "$rec/report.html" ]
