@@ -5,6 +5,7 @@
 #include "summary.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,32 +325,110 @@ static void stages(struct pl_json *j, const struct pl_recording *r)
 	pl__json_end_array(j);
 }
 
-/* the render sampler's windows, one entry a window (the page merges the
- * stacks of one process) */
-static void flame(struct pl_json *j, const struct pl_recording *r)
+/* The render sampler's stacks merged per process: equal stacks of one
+ * pid over all its windows are summed (a run of many windows repeats most
+ * of its stacks, and the page draws the sum anyway). Past
+ * PL_REPORT_FLAME_STACKS distinct stacks a process keeps its heaviest and
+ * one stack "[N other stacks]" of the rest's samples, so that a run of
+ * mostly distinct deep stacks still gives a page a browser draws. */
+struct stack_ref {
+	int64_t pid;
+	size_t stack;
+	uint64_t count; /* merged: the sum over equal stacks */
+};
+
+static int by_pid_frames(const void *a, const void *b)
 {
-	size_t w, s;
+	const struct stack_ref *x = a, *y = b;
 
-	pl__json_begin_array(j, "windows");
-	for (w = 0; w < r->n_windows; w++) {
-		const struct pl_recorded_window *win = &r->windows[w];
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(sort_r->stacks[x->stack].frames, sort_r->stacks[y->stack].frames);
+}
 
-		pl__json_begin_object(j, NULL);
-		pl__json_i64(j, "pid", win->pid);
-		pl__json_str(j, "comm", win->comm);
-		pl__json_u64(j, "window_s", win->window_s);
-		pl__json_u64(j, "period_ns", win->period_ns);
-		pl__json_begin_array(j, "stacks");
-		for (s = win->first_stack; s < win->first_stack + win->n_stacks; s++) {
-			pl__json_begin_array(j, NULL);
-			pl__json_str(j, NULL, r->stacks[s].frames);
-			pl__json_u64(j, NULL, r->stacks[s].count);
-			pl__json_end_array(j);
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct stack_ref *x = a, *y = b;
+
+	return x->count > y->count ? -1 : x->count < y->count;
+}
+
+/* one process's merged stacks, refs[0..n) */
+static void flame_process(struct pl_json *j, const struct pl_recording *r,
+			  struct stack_ref *refs, size_t n)
+{
+	const struct pl_recorded_window *first = NULL;
+	uint64_t samples = 0, windows = 0, other = 0;
+	char name[64];
+	size_t w, i;
+
+	for (w = 0; w < r->n_windows; w++)
+		if (r->windows[w].pid == refs[0].pid) {
+			first = first ? first : &r->windows[w];
+			windows++;
 		}
+	if (n > PL_REPORT_FLAME_STACKS)
+		qsort(refs, n, sizeof(*refs), by_count_desc);
+	pl__json_begin_object(j, NULL);
+	pl__json_i64(j, "pid", refs[0].pid);
+	pl__json_str(j, "comm", first ? first->comm : "");
+	pl__json_u64(j, "windows", windows);
+	pl__json_begin_array(j, "stacks");
+	for (i = 0; i < n; i++) {
+		samples += refs[i].count;
+		if (i >= PL_REPORT_FLAME_STACKS) {
+			other += refs[i].count;
+			continue;
+		}
+		pl__json_begin_array(j, NULL);
+		pl__json_str(j, NULL, r->stacks[refs[i].stack].frames);
+		pl__json_u64(j, NULL, refs[i].count);
 		pl__json_end_array(j);
-		pl__json_end_object(j);
+	}
+	if (other) {
+		snprintf(name, sizeof(name), "[%zu other stacks]", n - PL_REPORT_FLAME_STACKS);
+		pl__json_begin_array(j, NULL);
+		pl__json_str(j, NULL, name);
+		pl__json_u64(j, NULL, other);
+		pl__json_end_array(j);
 	}
 	pl__json_end_array(j);
+	pl__json_u64(j, "samples", samples);
+	pl__json_u64(j, "distinct_stacks", n);
+	pl__json_end_object(j);
+}
+
+static int flame(struct pl_json *j, const struct pl_recording *r)
+{
+	struct stack_ref *refs;
+	size_t w, s, n = 0, m = 0, i, start;
+
+	pl__json_begin_array(j, "flame");
+	refs = malloc((r->n_stacks ? r->n_stacks : 1) * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (w = 0; w < r->n_windows; w++)
+		for (s = r->windows[w].first_stack;
+		     s < r->windows[w].first_stack + r->windows[w].n_stacks; s++)
+			refs[n++] = (struct stack_ref){ r->windows[w].pid, s, r->stacks[s].count };
+	sort_r = r;
+	qsort(refs, n, sizeof(*refs), by_pid_frames);
+	/* merge equal stacks in place: refs[0..m) */
+	for (i = 0; i < n; i++) {
+		if (m && refs[m - 1].pid == refs[i].pid &&
+		    strcmp(r->stacks[refs[m - 1].stack].frames, r->stacks[refs[i].stack].frames) == 0)
+			refs[m - 1].count += refs[i].count;
+		else
+			refs[m++] = refs[i];
+	}
+	for (start = 0; start < m; start = i) {
+		for (i = start; i < m && refs[i].pid == refs[start].pid; i++)
+			;
+		flame_process(j, r, refs + start, i - start);
+	}
+	pl__json_end_array(j);
+	free(refs);
+	return 0;
 }
 
 /* one series of a process: [[t_s...], [value...]]; CPU % from the step
@@ -474,9 +553,10 @@ int pl__report_data(struct pl_json *j, const struct pl_recording *r)
 	}
 	if (!err) {
 		stages(j, r);
-		flame(j, r);
-		resources(j, r, t0);
+		err = flame(j, r);
 	}
+	if (!err)
+		resources(j, r, t0);
 	free(l.order);
 	return err;
 }

@@ -24,6 +24,8 @@ struct pl_report_html {
 #define PL_REPORT_SLOW_CALL_FACTOR 2
 #define PL_REPORT_WORST_FRAMES 10
 #define PL_REPORT_EVENTS_PER_FRAME 20
+/* distinct stacks of one process in the flame graph; the rest are one */
+#define PL_REPORT_FLAME_STACKS 20000
 
 /* ctx is a struct pl_report_html (the shape pl__atomic_file_write calls).
  * 0, -ENOMEM or -EIO. */

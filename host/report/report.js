@@ -258,36 +258,36 @@
 
 	function flame() {
 		var s = section('flame', 'Render thread flame graph');
-		if (!data.windows.length) {
+		if (!data.flame.length) {
 			s.append(el('p', { class: 'empty' }, 'No render sampler windows in this recording (PERFLINK_SAMPLE=1 on the device).'));
 			return;
 		}
-		var tree = { name: 'all', value: 0, children: [] }, byPid = {}, total = 0;
+		var tree = { name: 'all', value: 0, children: [] }, windows = 0;
 		function child(node, name) {
-			var c = node.index && node.index[name];
+			var c = node.index && node.index.get(name);
 			if (!c) {
 				c = { name: name, value: 0, children: [] };
-				node.index = node.index || {};
-				node.index[name] = c;
+				node.index = node.index || new Map();
+				node.index.set(name, c);
 				node.children.push(c);
 			}
 			return c;
 		}
-		data.windows.forEach(function (w) {
-			var p = byPid[w.pid] || (byPid[w.pid] = child(tree, proc(w.comm, w.pid)));
-			w.stacks.forEach(function (st) {
-				var node = p;
-				p.value += st[1];
-				total += st[1];
+		data.flame.forEach(function (p) {
+			var top = child(tree, proc(p.comm, p.pid));
+			windows += p.windows;
+			p.stacks.forEach(function (st) {
+				var node = top;
+				top.value += st[1];
+				tree.value += st[1];
 				st[0].split(';').forEach(function (f) {
 					node = child(node, f);
 					node.value += st[1];
 				});
 			});
 		});
-		tree.value = total;
 		(function strip(n) { delete n.index; n.children.forEach(strip); })(tree);
-		s.append(el('p', { class: 'note' }, fmt(total, 0) + ' samples in ' + data.windows.length +
+		s.append(el('p', { class: 'note', id: 'flame-note' }, fmt(tree.value, 0) + ' samples in ' + windows +
 			' windows, merged per process. Click a frame to zoom.'));
 		var div = el('div', { id: 'flame-graph', class: 'chart' });
 		s.append(div);

@@ -142,6 +142,9 @@ titles = [x.content() for x in fg.find(tag="title")] if fg else []
 ok(fg is not None and fg.find(tag="svg") and fg.find(tag="rect")
    and any(x.startswith("hot_a ") for x in titles) and any(x.startswith("renderer (") for x in titles),
    "the flame graph has the render thread's functions (hot_a) under its process")
+note = doc.one(id="flame-note")
+ok(note is not None and note.content().startswith("200 samples in 3 windows, merged"),
+   "the flame graph merges the three windows' 200 samples")
 res = doc.one(id="resource-charts")
 ok(res is not None and len(res.find(cls="resource-chart")) == 1 and res.find(tag="canvas")
    and "raptor (812)" in res.content(), "one resource chart, for raptor (812)")
