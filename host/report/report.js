@@ -130,7 +130,8 @@
 		row('reply failures', S.reply_failures, 'host, summary.json');
 		row('frames not kept', S.frames_not_kept, 'host, summary.json');
 		row('latency entries the device dropped', S['frame_latency.device_dropped'], 'host, summary.json');
-		Object.keys(S).filter(function (k) { return k.indexOf('malformed.') === 0; })
+		// the host's malformed-message counters, only those that counted any
+		Object.keys(S).filter(function (k) { return k.indexOf('malformed.') === 0 && Number(S[k]) > 0; })
 			.forEach(function (k) { row(k.replace('.', ' ') + ' messages', S[k], 'host, summary.json'); });
 		data.files.forEach(function (f) {
 			if (f.skipped)

@@ -3,22 +3,26 @@
  * The input's first byte picks the file the rest becomes: frames.csv or
  * one of the telemetry files the export reads; the directory is then read
  * back (host/export/recording_*.c) and written as Prometheus text, as
- * a Perfetto trace and as pprof profiles (merged and per window), into
- * memory.
+ * a Perfetto trace, as pprof profiles (merged and per window) and as
+ * report.html, into memory.
  * Checked: reading a directory that holds the file never says there is no
  * recording; the lines read and the lines skipped agree; the frames kept
  * are no more than the lines, the windows no more than theirs, each
- * window's stacks inside the recording's; every writer succeeds. */
+ * window's stacks inside the recording's; every writer succeeds; no
+ * '<' inside report.html's data element (nothing the recording holds can
+ * end it). */
 #include "metrics_prom.h"
 #include "perfetto_trace.h"
 #include "pprof_profile.h"
 #include "recording.h"
+#include "report_html.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,6 +83,28 @@ static void write_out(int (*fill)(FILE *, const void *), const void *ctx)
 	free(buf);
 }
 
+/* report.html: its data element holds no '<' up to the end tag */
+static void write_report(const struct pl_recording *r)
+{
+	static const char open_tag[] = "id=\"perflink-data\">";
+	struct pl_report_html h = { r, NULL };
+	char *buf = NULL, *data, *end;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		abort();
+	if (pl__report_html_write(out, &h) < 0)
+		abort();
+	fclose(out);
+	data = strstr(buf, open_tag);
+	end = data ? strstr(data, "</script>") : NULL;
+	if (!end || memchr(data + sizeof(open_tag) - 1, '<',
+			   (size_t)(end - data) - (sizeof(open_tag) - 1)))
+		abort();
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pl_recording r;
@@ -114,6 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		write_out(pl__pprof_write_window, &pw);
 	}
+	write_report(&r);
 	pl__recording_free(&r);
 	return 0;
 }
