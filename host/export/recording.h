@@ -87,6 +87,20 @@ struct pl_recorded_link_change {
 	uint64_t held, replaced, lost;
 };
 
+/* What one process's stage profiler says it lost, from its latest lines:
+ * perflink-profile's dropped_calls (calls it could not count),
+ * site_overflow_calls (calls past its table of call sites) and
+ * daemon_dropped_reports (reports perflinkd had no room for), and
+ * perflink-stage-calls' events_dropped (timed calls lost to a full ring);
+ * each count is the process's total so far. */
+struct pl_recorded_loss {
+	int64_t pid;
+	char comm[PL_REC_NAME];
+	uint64_t dropped_calls, site_overflow_calls, daemon_dropped_reports; /* if have_report */
+	uint64_t events_dropped; /* if have_events */
+	bool have_report, have_events;
+};
+
 /* One timed call from a perflink-stage-calls line (docs/stages.md,
  * "Events"); its stage and its process's comm by index into names. */
 struct pl_recorded_call {
@@ -161,6 +175,8 @@ struct pl_recording {
 	size_t n_link_changes, cap_link_changes;
 	struct pl_recorded_call *calls;
 	size_t n_calls, cap_calls;
+	struct pl_recorded_loss *losses; /* one a process */
+	size_t n_losses, cap_losses;
 	char (*names)[PL_REC_NAME]; /* stage and comm names, once each */
 	size_t n_names, cap_names;
 	struct pl_recorded_point *points;
@@ -215,6 +231,10 @@ const char *pl__recording_item_of(const char *path, const char *prefix, size_t m
 /* The index of name in r->names, added if new: -1 when the table is full
  * (65535 names), -2 when it cannot grow (no memory). */
 int pl__recording_intern(struct pl_recording *r, const char *name);
+/* The loss counts of process pid (comm: its name, kept from the first
+ * line), added zeroed if new; NULL: no memory. */
+struct pl_recorded_loss *pl__recording_loss(struct pl_recording *r, int64_t pid,
+					    const char *comm);
 /* Add a counter point. 0 or -ENOMEM. */
 int pl__recording_point(struct pl_recording *r, enum pl_counter_kind kind, int64_t pid,
 			const char *comm, uint64_t mono_ns, double value);

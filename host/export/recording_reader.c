@@ -116,6 +116,25 @@ fail:
 	return err;
 }
 
+struct pl_recorded_loss *pl__recording_loss(struct pl_recording *r, int64_t pid,
+					    const char *comm)
+{
+	struct pl_recorded_loss *l;
+	size_t i;
+
+	for (i = 0; i < r->n_losses; i++)
+		if (r->losses[i].pid == pid)
+			return &r->losses[i];
+	if (pl__recording_grow((void **)&r->losses, &r->cap_losses, r->n_losses,
+			       sizeof(*r->losses)) < 0)
+		return NULL;
+	l = &r->losses[r->n_losses++];
+	memset(l, 0, sizeof(*l));
+	l->pid = pid;
+	pl__recording_copy_name(l->comm, comm);
+	return l;
+}
+
 void pl__recording_free(struct pl_recording *r)
 {
 	size_t i;
@@ -137,6 +156,7 @@ void pl__recording_free(struct pl_recording *r)
 	free(r->procs);
 	free(r->link_changes);
 	free(r->calls);
+	free(r->losses);
 	free(r->names);
 	free(r->points);
 	free(r->samples);

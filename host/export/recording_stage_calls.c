@@ -23,8 +23,9 @@ struct line_state {
 	struct pl_recording *r;
 	int err;      /* -ENOMEM: stop */
 	bool bad;     /* something of this line that must be there is not */
-	bool is_calls, have_pid;
+	bool is_calls, have_pid, have_dropped;
 	int64_t pid;
+	uint64_t events_dropped; /* if have_dropped */
 	char comm[PL_REC_NAME];
 	char (*stage_names)[PL_REC_NAME];
 	size_t n_stage_names;
@@ -90,6 +91,8 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		s->pid = (int64_t)v;
 	} else if (strcmp(path, "comm") == 0 && kind == PL_JSON_STRING) {
 		pl__recording_copy_name(s->comm, value);
+	} else if (strcmp(path, "events_dropped") == 0) {
+		s->have_dropped = kind == PL_JSON_NUMBER && u64_of(value, &s->events_dropped);
 	} else if (strncmp(path, "stage_names.", 12) == 0) {
 		char *end;
 		unsigned long i;
@@ -113,6 +116,7 @@ static int take_line(struct line_state *s)
 {
 	struct pl_recording *r = s->r;
 	int stage_ids[MAX_STAGE_NAMES], comm_id;
+	struct pl_recorded_loss *loss;
 	size_t i;
 
 	if (!s->is_calls || !s->have_pid || s->bad)
@@ -135,6 +139,12 @@ static int take_line(struct line_state *s)
 		return -ENOMEM;
 	if (comm_id < 0)
 		return 1; /* more names than a recording may hold */
+	if (s->have_dropped) { /* the process's total so far: the latest line's */
+		if (!(loss = pl__recording_loss(r, s->pid, s->comm[0] ? s->comm : "?")))
+			return -ENOMEM;
+		loss->have_events = true;
+		loss->events_dropped = s->events_dropped;
+	}
 	for (i = 0; i < s->n_calls; i++) {
 		const struct raw_call *c = &s->calls[i];
 		struct pl_recorded_call *e;
@@ -163,7 +173,7 @@ static int calls_line(void *ctx, const char *text, size_t len)
 	int err;
 
 	s->err = 0;
-	s->bad = s->is_calls = s->have_pid = false;
+	s->bad = s->is_calls = s->have_pid = s->have_dropped = false;
 	s->comm[0] = '\0';
 	s->n_stage_names = s->n_calls = 0;
 	err = pl__json_walk(text, len, on_scalar, s);

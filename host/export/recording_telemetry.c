@@ -43,6 +43,9 @@ struct line_state {
 	double bully_wbytes_kb;
 	bool have_backlog;
 	double backlog_kb;
+	/* perflink-profile's dropped_calls, site_overflow_calls,
+	 * daemon_dropped_reports; UINT64_MAX: absent */
+	uint64_t lost[3];
 	/* meminfo_kb's MemAvailable, Dirty, Writeback; UINT64_MAX: absent */
 	uint64_t mem_kb[3];
 	/* the line's array items, indexed as in the line */
@@ -189,6 +192,12 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 		pl__parse_u64_all(value, &s->mem_kb[1]);
 	else if (s->f == PL_REC_RESOURCES && strcmp(path, "meminfo_kb.Writeback") == 0)
 		pl__parse_u64_all(value, &s->mem_kb[2]);
+	else if (s->f == PL_REC_PROFILE && strcmp(path, "dropped_calls") == 0)
+		pl__parse_u64_all(value, &s->lost[0]);
+	else if (s->f == PL_REC_PROFILE && strcmp(path, "site_overflow_calls") == 0)
+		pl__parse_u64_all(value, &s->lost[1]);
+	else if (s->f == PL_REC_PROFILE && strcmp(path, "daemon_dropped_reports") == 0)
+		pl__parse_u64_all(value, &s->lost[2]);
 	else if (s->f == PL_REC_LINK_DIAG)
 		link_field(s, path, value);
 	else if (s->f == PL_REC_PROFILE && (field = pl__recording_item_of(path, "stages", MAX_ITEMS, &index)))
@@ -236,11 +245,18 @@ static int take_link_diag(struct line_state *s)
 static int take_profile(struct line_state *s)
 {
 	struct pl_recording *r = s->r;
+	struct pl_recorded_loss *loss;
 	size_t i, kept = 0;
 	int err;
 
 	if (!s->have_pid)
 		return 1;
+	if (!(loss = pl__recording_loss(r, s->pid, s->comm)))
+		return -ENOMEM;
+	loss->have_report = true;
+	loss->dropped_calls = s->lost[0] == UINT64_MAX ? 0 : s->lost[0];
+	loss->site_overflow_calls = s->lost[1] == UINT64_MAX ? 0 : s->lost[1];
+	loss->daemon_dropped_reports = s->lost[2] == UINT64_MAX ? 0 : s->lost[2];
 	for (i = 0; i < r->n_stages; i++)
 		if (r->stages[i].pid != s->pid)
 			r->stages[kept++] = r->stages[i];
@@ -371,6 +387,7 @@ static int telemetry_line(void *ctx, const char *text, size_t len)
 	s->bully_wbytes_kb = 0;
 	s->have_backlog = false;
 	s->mem_kb[0] = s->mem_kb[1] = s->mem_kb[2] = UINT64_MAX;
+	s->lost[0] = s->lost[1] = s->lost[2] = UINT64_MAX;
 	s->n_stages = s->n_procs = 0;
 	memset(&s->link, 0, sizeof(s->link));
 	err = pl__json_walk(text, len, on_scalar, s);

@@ -525,6 +525,23 @@ static void drops(struct pl_json *j, const struct pl_recording *r)
 	}
 	pl__json_end_array(j);
 	pl__json_u64(j, "skipped_stack_lines", r->bad_stack_lines);
+	pl__json_begin_array(j, "losses");
+	for (f = 0; (size_t)f < r->n_losses; f++) {
+		const struct pl_recorded_loss *l = &r->losses[f];
+
+		pl__json_begin_object(j, NULL);
+		pl__json_i64(j, "pid", l->pid);
+		pl__json_str(j, "comm", l->comm);
+		if (l->have_report) {
+			pl__json_u64(j, "dropped_calls", l->dropped_calls);
+			pl__json_u64(j, "site_overflow_calls", l->site_overflow_calls);
+			pl__json_u64(j, "daemon_dropped_reports", l->daemon_dropped_reports);
+		}
+		if (l->have_events)
+			pl__json_u64(j, "events_dropped", l->events_dropped);
+		pl__json_end_object(j);
+	}
+	pl__json_end_array(j);
 }
 
 int pl__report_data(struct pl_json *j, const struct pl_recording *r)

@@ -138,6 +138,13 @@
 				row('skipped lines of ' + f.file, f.skipped, 'of ' + fmt(f.lines, 0) + ' lines');
 		});
 		row('skipped folded stack lines', data.skipped_stack_lines || null, 'render_window.jsonl');
+		data.losses.forEach(function (l) {
+			var who = proc(l.comm, l.pid);
+			row('stage calls not counted by ' + who, l.dropped_calls, 'device, its last perflink-profile report');
+			row('stage calls past the call-site table of ' + who, l.site_overflow_calls, 'device, its last perflink-profile report');
+			row('reports of ' + who + ' perflinkd had no room for', l.daemon_dropped_reports, 'device, its last perflink-profile report');
+			row('timed stage events of ' + who + ' dropped (full ring)', l.events_dropped, 'device, its last perflink-stage-calls line');
+		});
 		if (!L)
 			rows.push({ cells: ['device link totals', '-', 'no link_diag in the recording'] });
 		s.append(table('drop-table', ['what', 'count', 'from'], rows, [false, true, false]));

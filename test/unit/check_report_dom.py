@@ -108,6 +108,12 @@ ok(drop_rows.get("frames held (link busy)") == "3" and drop_rows.get("frames los
    and drop_rows.get("messages dropped") == "2"
    and drop_rows.get("skipped lines of frames.csv") == "1",
    "drops: held 3, replaced 1, lost 1, messages 2, a skipped frames.csv line")
+ok(drop_rows.get("stage calls not counted by raptor (812)") == "4"
+   and drop_rows.get("reports of raptor (812) perflinkd had no room for") == "1"
+   and drop_rows.get("stage calls past the call-site table of raptor (812)") == "0"
+   and drop_rows.get("timed stage events of raptor (812) dropped (full ring)") == "5"
+   and "stage calls not counted by </script><img src=x onerror=alert(1)> (900)" in drop_rows,
+   "drops: the profiler's 4 uncounted calls, 1 report perflinkd dropped, 5 events lost to the ring")
 pct = doc.one(id="latency-percentiles")
 ok(pct is not None and cells(pct.one(tag="tbody"))[:1] == ["11.1 ms"] and cells(pct.one(tag="tbody"))[3] == "120 ms",
    "latency p50 11.1 ms, max 120 ms")

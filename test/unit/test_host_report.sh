@@ -85,15 +85,15 @@ mkdir -p "$rec/telemetry"
 	done
 	echo "not a frame"
 } > "$rec/frames.csv"
-# raptor's avpu_wait_irq: 40 calls of 2 ms (the median) every 30 ms, and
+# raptor's avpu_wait_irq (5 events lost to its full ring): 40 calls of 2 ms (the median) every 30 ms, and
 # thread 813's of 80 ms during frame 7 ([1.231 s, 1.351 s]); avpu_flush
 # calls of about 2 ms there too, usual for their stage
 calls=$(i=0; while [ $i -lt 40 ]; do printf '[%d,2000000,500000,812,0,0,0],' $((1000000000 + i * 30000000)); i=$((i + 1)); done)
 cat > "$rec/telemetry/perflink-stage-calls.jsonl" <<JSON
-{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","start_mono_ns":1,"line":1,"events_sent":44,"events_dropped":0,"stage_names":["avpu_wait_irq","avpu_flush"],"calls":[$calls[1240000000,80000000,1000000,813,0,1,0],[1300000000,2000000,400000,812,1,0,4096],[1305000000,2100000,400000,812,1,0,4096],[1310000000,1900000,400000,812,1,0,4096]]}
+{"type":"perflink-stage-calls","version":1,"pid":812,"comm":"raptor","start_mono_ns":1,"line":1,"events_sent":44,"events_dropped":5,"stage_names":["avpu_wait_irq","avpu_flush"],"calls":[$calls[1240000000,80000000,1000000,813,0,1,0],[1300000000,2000000,400000,812,1,0,4096],[1305000000,2100000,400000,812,1,0,4096],[1310000000,1900000,400000,812,1,0,4096]]}
 JSON
 cat > "$rec/telemetry/perflink-profile.jsonl" <<JSON
-{"type":"perflink-profile","version":1,"pid":812,"comm":"raptor","report":2,"frames":500,"stages":[{"name":"avpu_wait_irq","kind":"wait","calls":500,"wall_total_ns":2500000000,"cpu_total_ns":3000000},{"name":"avpu_flush","kind":"cache","calls":7,"wall_total_ns":7000,"cpu_total_ns":6000}]}
+{"type":"perflink-profile","version":1,"pid":812,"comm":"raptor","report":2,"frames":500,"dropped_calls":4,"site_overflow_calls":0,"daemon_dropped_reports":1,"stages":[{"name":"avpu_wait_irq","kind":"wait","calls":500,"wall_total_ns":2500000000,"cpu_total_ns":3000000},{"name":"avpu_flush","kind":"cache","calls":7,"wall_total_ns":7000,"cpu_total_ns":6000}]}
 {"type":"perflink-profile","version":1,"pid":900,"comm":"$HOSTILE","report":1,"frames":5,"stages":[{"name":"enc","kind":"cpu","calls":5,"wall_total_ns":5000000,"cpu_total_ns":4900000}]}
 JSON
 # a stall of 50 ms ending at 1.3 s, inside frame 7
