@@ -92,6 +92,22 @@ check "frames.csv: $rows frames, $rtts with the device's round trip" \
 check "metrics.prom counts the $frames frames and the capture loop's stages" \
 	"grep -qx 'perflink_frames_total $frames' '$d/host/metrics.prom' &&
 	 grep -q '^perflink_stage_calls_total{pid=\"[0-9]*\",comm=\"capture_loop\"' '$d/host/metrics.prom'"
+# report.html's data element (the page itself is checked in Chromium by
+# the unit test host_report): the run's frames with their round trips, the
+# 10 worst, the capture loop's stage rows and timed calls, the renderer's
+# stacks
+report_data=$(python3 - "$d/host/report.html" 2>&1 <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="perflink-data">(.*?)</script>', page, re.S)
+d = json.loads(m.group(1))
+print(d["frames"], d["latency"]["source"], d["latency"]["frames"], len(d["worst"]),
+      sum(s["comm"] == "capture_loop" for s in d["stages"]), d["calls"] > 0,
+      sum(p["comm"] == "renderer" and p["samples"] > 0 for p in d["flame"]))
+PY
+)
+check "report.html holds the run: $report_data" \
+	"[ '$report_data' = '$frames device_round_trip $frames 10 4 True 1' ]"
 export_proto_dir=$(dirname "$0")/../../host/export
 if command -v protoc > /dev/null; then
 	slices=$(protoc --decode=perfetto.protos.Trace --proto_path="$export_proto_dir" \
