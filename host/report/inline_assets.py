@@ -7,12 +7,20 @@ usage: inline_assets.py OUT.c css:FILE[:LICENCE] ... -- js:FILE[:LICENCE] ...
 
 Everything before "--" goes into pl__report_head (inside <head>), the rest
 into pl__report_tail (after the data, at the end of <body>). A LICENCE file
-is put in a comment in front of its file's text. A file that holds what
-would end its element early (</script, </style, <!--) is refused: it
-cannot be inlined as it is."""
+is put in a comment in front of its file's text, with the package's name
+and version. A file that holds what would end its element early
+(</script, </style, <!--) is refused: it cannot be inlined as it is."""
+import json
 import os
 import re
 import sys
+
+
+def package_of(licence):
+    """The package's "NAME VERSION", from the package.json beside its LICENCE."""
+    with open(os.path.join(os.path.dirname(licence), "package.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    return "%s %s" % (meta["name"], meta["version"])
 
 
 def element(kind, path, licence):
@@ -27,10 +35,8 @@ def element(kind, path, licence):
             lic = f.read()
         if "*/" in lic or re.search(r"</%s|<!--" % tag, lic, re.IGNORECASE):
             sys.exit("%s: cannot go into a comment" % licence)
-        notice = "/* %s: %s\n%s*/\n" % (os.path.basename(os.path.dirname(os.path.dirname(path)))
-                                        if "node_modules" in path else os.path.basename(path),
-                                        os.path.basename(licence), lic)
-    return "<%s>%s%s</%s>\n" % (tag, notice, text, tag)
+        notice = "/* %s: %s\n%s*/\n" % (package_of(licence), os.path.basename(licence), lic)
+    return "<%s>\n%s%s</%s>\n" % (tag, notice, text, tag)
 
 
 def c_array(name, data):

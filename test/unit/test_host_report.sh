@@ -123,6 +123,10 @@ ok $? "export of the recording exits 0"
 ok $? "report.html written beside the other exports"
 grep -qF "$HOSTILE" "$rec/report.html"
 ok "$([ $? -ne 0 ]; echo $?)" "the hostile comm is nowhere in report.html as it is (escaped in the data)"
+for lib in uplot d3 d3-flame-graph; do
+	grep -qE "^/\* $lib [0-9]+\.[0-9]+\.[0-9]+: LICENSE$" "$rec/report.html"
+	ok $? "report.html carries $lib's licence with its version"
+done
 browse "$rec" report
 ok $? "chromium opened report.html"
 check "$rec" report full
