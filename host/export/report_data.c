@@ -36,10 +36,12 @@ static const struct pl_recording *sort_r;
 
 static int by_send(const void *a, const void *b)
 {
-	uint64_t x = sort_r->frames[*(const size_t *)a].device_send_ns;
-	uint64_t y = sort_r->frames[*(const size_t *)b].device_send_ns;
+	size_t i = *(const size_t *)a, k = *(const size_t *)b;
+	uint64_t x = sort_r->frames[i].device_send_ns, y = sort_r->frames[k].device_send_ns;
 
-	return x < y ? -1 : x > y;
+	if (x != y)
+		return x < y ? -1 : 1;
+	return i < k ? -1 : i > k; /* then in the file's order */
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -241,22 +243,27 @@ static void frame_events(struct pl_json *j, const struct pl_recording *r,
 	pl__json_u64(j, "calls_not_shown", more);
 }
 
-static int by_round_trip_desc(const void *a, const void *b)
+/* longest first; equal ones in the order they were sent (qsort need not
+ * keep it) */
+static int latency_desc(const void *a, const void *b, bool round_trip)
 {
 	uint64_t x = 0, y = 0;
 
-	frame_latency(&sort_r->frames[*(const size_t *)a], true, &x);
-	frame_latency(&sort_r->frames[*(const size_t *)b], true, &y);
-	return x > y ? -1 : x < y;
+	frame_latency(&sort_r->frames[*(const size_t *)a], round_trip, &x);
+	frame_latency(&sort_r->frames[*(const size_t *)b], round_trip, &y);
+	if (x != y)
+		return x > y ? -1 : 1;
+	return by_send(a, b);
+}
+
+static int by_round_trip_desc(const void *a, const void *b)
+{
+	return latency_desc(a, b, true);
 }
 
 static int by_one_way_desc(const void *a, const void *b)
 {
-	uint64_t x = 0, y = 0;
-
-	frame_latency(&sort_r->frames[*(const size_t *)a], false, &x);
-	frame_latency(&sort_r->frames[*(const size_t *)b], false, &y);
-	return x > y ? -1 : x < y;
+	return latency_desc(a, b, false);
 }
 
 static int worst_frames(struct pl_json *j, const struct pl_recording *r,

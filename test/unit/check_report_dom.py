@@ -3,7 +3,7 @@
 (--dump-dom), for test_host_report.sh. Prints TAP lines, numbered from
 FIRST; exits 0 either way (the shell script counts "not ok").
 
-usage: check_report_dom.py DOM FIRST full|empty"""
+usage: check_report_dom.py DOM FIRST full|oneway|empty"""
 import sys
 from html.parser import HTMLParser
 
@@ -86,6 +86,23 @@ body = doc.one(tag="body")
 ok(body is not None and not doc.find(id="report-errors"),
    "the page ran without an error (no #report-errors)")
 ok(body is not None and "img" not in t.start_tags, "no <img> element anywhere: recorded text stays text")
+
+if sys.argv[3] == "oneway":
+    ok(body is not None and body.attrs.get("data-report") == "done", "the page finished (data-report=done)")
+    src = doc.one(id="latency")
+    ok(src is not None and "One way (device send to host receive" in src.content(),
+       "without round trips the latency is one way")
+    pct = doc.one(id="latency-percentiles")
+    ok(pct is not None and cells(pct.one(tag="tbody")) == ["2 ms", "9 ms", "9 ms", "9 ms"],
+       "one-way p50 2 ms, p99 and max 9 ms")
+    worst = doc.one(id="worst-frames")
+    rows = worst.find(tag="tr", cls="worst-frame") if worst else []
+    ok([cells(r)[0] for r in rows] == ["3", "1", "2", "4"] and cells(rows[0])[2] == "9",
+       "4 worst frames, frame 3's 9 ms first, the frame without a receive left out")
+    ok(doc.one(id="flame") is not None and not doc.find(id="flame-graph")
+       and "No render sampler windows" in doc.one(id="flame").content(),
+       "no flame graph, said so")
+    sys.exit(0)
 
 if sys.argv[3] == "empty":
     notice = doc.one(id="empty-notice")

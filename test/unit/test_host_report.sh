@@ -131,6 +131,24 @@ browse "$rec" report
 ok $? "chromium opened report.html"
 check "$rec" report full
 
+# frames without the device's round trips: one way, device send to host
+# receive; frame 5 has no receive
+oneway="$dir/oneway"
+mkdir -p "$oneway"
+cat > "$oneway/frames.csv" <<'CSV'
+frame_id,sequence,bytes,device_send_ns,host_recv_device_ns,one_way_ms,round_trip_ms
+1,1,100,1000000000,1002000000,2.000000,
+2,2,100,1033000000,1035000000,2.000000,
+3,3,100,1066000000,1075000000,9.000000,
+4,4,100,1099000000,1100000000,1.000000,
+5,5,100,1132000000,,,
+CSV
+"$host" export "$oneway" 2>"$dir/export-oneway.err"
+ok $? "export of a recording without round trips exits 0"
+browse "$oneway" report-oneway
+ok $? "chromium opened its report"
+check "$oneway" report-oneway oneway
+
 # an empty run: frames.csv with its header only
 empty="$dir/empty"
 mkdir -p "$empty"
