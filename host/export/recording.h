@@ -96,7 +96,8 @@ struct pl_recorded_link_change {
 struct pl_recorded_loss {
 	int64_t pid;
 	char comm[PL_REC_NAME];
-	uint64_t dropped_calls, site_overflow_calls, daemon_dropped_reports; /* if have_report */
+	/* if have_report; UINT64_MAX: the report did not say (an older device) */
+	uint64_t dropped_calls, site_overflow_calls, daemon_dropped_reports;
 	uint64_t events_dropped; /* if have_events */
 	bool have_report, have_events;
 };

@@ -254,9 +254,9 @@ static int take_profile(struct line_state *s)
 	if (!(loss = pl__recording_loss(r, s->pid, s->comm)))
 		return -ENOMEM;
 	loss->have_report = true;
-	loss->dropped_calls = s->lost[0] == UINT64_MAX ? 0 : s->lost[0];
-	loss->site_overflow_calls = s->lost[1] == UINT64_MAX ? 0 : s->lost[1];
-	loss->daemon_dropped_reports = s->lost[2] == UINT64_MAX ? 0 : s->lost[2];
+	loss->dropped_calls = s->lost[0];
+	loss->site_overflow_calls = s->lost[1];
+	loss->daemon_dropped_reports = s->lost[2];
 	for (i = 0; i < r->n_stages; i++)
 		if (r->stages[i].pid != s->pid)
 			r->stages[kept++] = r->stages[i];

@@ -539,11 +539,12 @@ static void drops(struct pl_json *j, const struct pl_recording *r)
 		pl__json_begin_object(j, NULL);
 		pl__json_i64(j, "pid", l->pid);
 		pl__json_str(j, "comm", l->comm);
-		if (l->have_report) {
+		if (l->have_report && l->dropped_calls != UINT64_MAX)
 			pl__json_u64(j, "dropped_calls", l->dropped_calls);
+		if (l->have_report && l->site_overflow_calls != UINT64_MAX)
 			pl__json_u64(j, "site_overflow_calls", l->site_overflow_calls);
+		if (l->have_report && l->daemon_dropped_reports != UINT64_MAX)
 			pl__json_u64(j, "daemon_dropped_reports", l->daemon_dropped_reports);
-		}
 		if (l->have_events)
 			pl__json_u64(j, "events_dropped", l->events_dropped);
 		pl__json_end_object(j);

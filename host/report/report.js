@@ -205,8 +205,9 @@
 			scales: { x: { time: false } },
 			axes: [{ label: 'device send time (s from the first frame)' }, { label: 'latency (ms)' }],
 			series: [{ label: 'sent at (s)' }, {
-				label: 'latency (ms)', stroke: 'rgb(40, 100, 200)', width: 0,
-				points: { show: true, size: 3, fill: 'rgb(40, 100, 200)' },
+				// a dot a frame, no line between them
+				label: 'latency (ms)', stroke: 'rgb(40, 100, 200)', paths: function () { return null; },
+				points: { show: true, size: L.ms.length > 5000 ? 3 : 5, fill: 'rgb(40, 100, 200)' },
 			}],
 			hooks: { drawClear: [stallHook] },
 		}, [L.t_s, L.ms], series);
