@@ -478,9 +478,11 @@ static void process_series(struct pl_json *j, const struct pl_recording *r, int6
 	pl__json_end_array(j);
 }
 
-static void resources(struct pl_json *j, const struct pl_recording *r, uint64_t t0)
+/* a chart per process, in the order the samples first name them */
+static int resources(struct pl_json *j, const struct pl_recording *r, uint64_t t0)
 {
-	size_t i, k;
+	int64_t *seen = NULL;
+	size_t i, k, n_seen = 0, cap_seen = 0;
 
 	pl__json_begin_array(j, "processes");
 	for (i = 0; i < r->n_points; i++) {
@@ -488,13 +490,15 @@ static void resources(struct pl_json *j, const struct pl_recording *r, uint64_t 
 
 		if (p->kind != PL_COUNTER_PROCESS_CPU_TICKS && p->kind != PL_COUNTER_PROCESS_RSS_BYTES)
 			continue;
-		for (k = 0; k < i; k++) /* the first point of each pid opens it */
-			if ((r->points[k].kind == PL_COUNTER_PROCESS_CPU_TICKS ||
-			     r->points[k].kind == PL_COUNTER_PROCESS_RSS_BYTES) &&
-			    r->points[k].pid == p->pid)
-				break;
-		if (k < i)
+		for (k = 0; k < n_seen && seen[k] != p->pid; k++)
+			;
+		if (k < n_seen)
 			continue;
+		if (pl__recording_grow((void **)&seen, &cap_seen, n_seen, sizeof(*seen)) < 0) {
+			free(seen);
+			return -ENOMEM;
+		}
+		seen[n_seen++] = p->pid;
 		pl__json_begin_object(j, NULL);
 		pl__json_i64(j, "pid", p->pid);
 		pl__json_str(j, "comm", r->names[p->comm]);
@@ -503,6 +507,8 @@ static void resources(struct pl_json *j, const struct pl_recording *r, uint64_t 
 		pl__json_end_object(j);
 	}
 	pl__json_end_array(j);
+	free(seen);
+	return 0;
 }
 
 static void drops(struct pl_json *j, const struct pl_recording *r)
@@ -581,7 +587,7 @@ int pl__report_data(struct pl_json *j, const struct pl_recording *r)
 		err = flame(j, r);
 	}
 	if (!err)
-		resources(j, r, t0);
+		err = resources(j, r, t0);
 	free(l.order);
 	return err;
 }
