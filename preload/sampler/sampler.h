@@ -267,9 +267,10 @@ bool pl__symbol_of(uintptr_t pc, char *out, size_t cap);
 /* Each window, before naming: look for the program's C++ runtime again if
  * it had none loaded. */
 void pl__demangle_window(void);
-/* Demangle name in place (cap bytes) when it is a mangled C++ name and a
- * demangler is at hand; otherwise leave it. */
-void pl__demangle(char *name, size_t cap);
+/* name (whole, as the symbol table has it) into out (cap bytes), made
+ * readable when it is a C++ name and a demangler is at hand; as it is
+ * otherwise. Cut to fit after demangling, never before. */
+void pl__demangle(const char *name, char *out, size_t cap);
 
 /* --- sampler_report.c ---------------------------------------------------- */
 

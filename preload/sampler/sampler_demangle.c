@@ -42,15 +42,16 @@ void pl__demangle_window(void)
 		find_demangler(); /* a runtime loaded since the last window */
 }
 
-void pl__demangle(char *name, size_t cap)
+/* The whole mangled name goes in: one cut to fit a buffer no longer
+ * demangles (LLVM's names run past 64 characters), and would be shown
+ * mangled. The readable form is cut instead. */
+void pl__demangle(const char *name, char *out, size_t cap)
 {
-	char *plain;
+	char *plain = NULL;
 	int status = -1;
 
-	if (!demangler || strncmp(name, "_Z", 2) != 0)
-		return;
-	plain = demangler(name, NULL, NULL, &status);
-	if (plain && status == 0)
-		snprintf(name, cap, "%s", plain);
+	if (demangler && strncmp(name, "_Z", 2) == 0)
+		plain = demangler(name, NULL, NULL, &status);
+	snprintf(out, cap, "%s", plain && status == 0 ? plain : name);
 	free(plain);
 }

@@ -22,6 +22,7 @@
 #define STACK_SLOTS PL_STACK_SLOTS /* power of two; ~800 KiB */
 #define NAME_SLOTS 8192u  /* power of two: distinct addresses in a window */
 #define NAME_MAX_LEN 128
+#define SYMBOL_FULL_MAX 1024 /* a mangled name, before it is demangled and cut */
 
 struct stack {
 	uint64_t hash;
@@ -297,17 +298,17 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	} else {
 		const char *mod = base_name(info.dli_fname);
 		unsigned long moff = (unsigned long)(look - (uintptr_t)info.dli_fbase);
-		char sym[NAME_MAX_LEN / 2], where[NAME_MAX_LEN / 2];
-		bool named = info.dli_sname != NULL;
+		char sym[NAME_MAX_LEN / 2], where[NAME_MAX_LEN / 2], full[SYMBOL_FULL_MAX];
+		const char *raw = info.dli_sname;
+		bool named = raw != NULL;
 
 		/* the dynamic symbol table first; then the full one (static
-		 * functions), when libdw can read it */
+		 * functions), when libdw can read it; the whole name either way,
+		 * cut only once it is demangled */
+		if (!named && (named = pl__symbol_of(look, full, sizeof(full))))
+			raw = full;
 		if (named)
-			snprintf(sym, sizeof(sym), "%s", info.dli_sname);
-		else
-			named = pl__symbol_of(look, sym, sizeof(sym));
-		if (named)
-			pl__demangle(sym, sizeof(sym));
+			pl__demangle(raw, sym, sizeof(sym));
 		if (named)
 			snprintf(fname, sizeof(fname), "%s (%s)", sym, mod);
 		else

@@ -1,5 +1,6 @@
-// A C++ render loop for the sampler: its hot function has a mangled name
-// (_ZN8plrender5Scene4drawEm), which the report must show as C++ reads it.
+// A C++ render loop for the sampler: its hot functions have mangled names
+// (_ZN8plrender5Scene4drawEm, and one past 64 characters, as LLVM's are
+// inside Mesa's llvmpipe), which the report must show as C++ reads them.
 // With STRIPPED_LIB it also spends time in that library's static code
 // (test/preload/stripped_lib.c); IDLE_SECONDS, then sleeps that long
 // before it exits (the sampler's windows meanwhile have no busy sample).
@@ -31,6 +32,26 @@ std::uint64_t Scene::draw(std::uint64_t n)
 	}
 	return x;
 }
+// a name as long as the ones C++ libraries have: its mangled form is 95
+// characters, longer than the sampler keeps a name
+namespace pipeline_stages {
+struct ShaderCompilationContext {
+	__attribute__((noinline, visibility("default"))) static std::uint64_t
+	compileAndLinkEverything(std::uint64_t n, const char *label, double weight);
+};
+
+std::uint64_t ShaderCompilationContext::compileAndLinkEverything(std::uint64_t n, const char *label,
+								  double weight)
+{
+	std::uint64_t x = n + (std::uint64_t)weight + (std::uint64_t)label[0];
+
+	for (std::uint64_t i = 0; i < n; i++) {
+		x = x * 2862933555777941757ull + 3037000493ull;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+} // namespace pipeline_stages
 } // namespace plrender
 
 static double now_s()
@@ -66,6 +87,8 @@ int main(int argc, char **argv)
 
 	while (now_s() < end) {
 		*sink += plrender::Scene::draw(2000000);
+		*sink += plrender::pipeline_stages::ShaderCompilationContext::compileAndLinkEverything(
+			1000000, "frame", 1.5);
 		if (stripped_entry)
 			*sink += stripped_entry(2000000);
 		eglSwapBuffers(nullptr, nullptr);

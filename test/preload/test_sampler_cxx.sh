@@ -23,6 +23,10 @@ check "the report names plrender::Scene::draw(unsigned long)" \
 	grep -q 'plrender::Scene::draw(unsigned long)' "$dir/report.txt"
 # (a folded line's frames cannot hold a space: the count follows one)
 check "the folded stacks too" grep -q ';plrender::Scene::draw(unsigned_long) ' "$dir/report.txt.folded"
+# a name whose mangled form is longer than the sampler keeps a name:
+# demangled whole first, then cut, never cut mangled
+check "the long name demangled too: plrender::pipeline_stages::ShaderCompilationContext::..." \
+	grep -q 'plrender::pipeline_stages::ShaderCompilationContext::' "$dir/report.txt"
 check "no mangled name of the program's left" \
 	sh -c "! grep -q '_ZN8plrender' '$dir/report.txt' '$dir/report.txt.folded'"
 check "the stripped library's static code is not named stripped_tiny, which ends before it" \
