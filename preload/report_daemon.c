@@ -20,7 +20,9 @@
 #include <string.h>
 
 #define RETRY_NS (10ull * 1000 * 1000 * 1000)
-#define RING_BYTES (256u * 1024)
+/* 1 MiB (the most perflinkd grants): a render window of deep C++ stacks
+ * (LLVM's, in Mesa's shader compiler) makes a line of several hundred KiB */
+#define RING_BYTES (1024u * 1024)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char socket_path[PL_SUN_PATH_MAX];
@@ -110,14 +112,24 @@ uint64_t pl__report_daemon_dropped(void)
 	return n;
 }
 
-void pl__report_daemon_send(const char *json_line)
+bool pl__report_daemon_send(const char *json_line)
 {
+	bool kept = true;
+
 	if (!socket_path[0])
-		return;
+		return true;
 	pthread_mutex_lock(&lock);
-	if (connected() && pl_telemetry(conn, json_line) < 0)
+	if (connected() && pl_telemetry(conn, json_line) < 0) {
 		dropped++;
+		kept = false;
+	}
 	pthread_mutex_unlock(&lock);
+	return kept;
+}
+
+size_t pl__report_daemon_line_max(void)
+{
+	return RING_BYTES / 2;
 }
 
 void pl__report_daemon_fork_child(void)

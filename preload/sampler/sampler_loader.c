@@ -24,6 +24,7 @@ static const struct pl_sampler_host host = {
 	.report_daemon_init = pl__report_daemon_init,
 	.report_daemon_enabled = pl__report_daemon_enabled,
 	.report_daemon_send = pl__report_daemon_send,
+	.report_daemon_line_max = pl__report_daemon_line_max,
 	.report_daemon_fork_child = pl__report_daemon_fork_child,
 };
 

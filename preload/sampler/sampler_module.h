@@ -41,7 +41,8 @@ struct pl_sampler_host {
 	void (*sampler_set_on)(bool on);
 	void (*report_daemon_init)(const struct pl_settings *s);
 	bool (*report_daemon_enabled)(void);
-	void (*report_daemon_send)(const char *json_line);
+	bool (*report_daemon_send)(const char *json_line);
+	size_t (*report_daemon_line_max)(void);
 	void (*report_daemon_fork_child)(void);
 };
 

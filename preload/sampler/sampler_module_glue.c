@@ -56,9 +56,14 @@ bool pl__report_daemon_enabled(void)
 	return host->report_daemon_enabled();
 }
 
-void pl__report_daemon_send(const char *json_line)
+bool pl__report_daemon_send(const char *json_line)
 {
-	host->report_daemon_send(json_line);
+	return host->report_daemon_send(json_line);
+}
+
+size_t pl__report_daemon_line_max(void)
+{
+	return host->report_daemon_line_max();
 }
 
 void pl__report_daemon_fork_child(void)
