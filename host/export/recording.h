@@ -239,6 +239,9 @@ struct pl_recorded_loss *pl__recording_loss(struct pl_recording *r, int64_t pid,
 /* Add a counter point. 0 or -ENOMEM. */
 int pl__recording_point(struct pl_recording *r, enum pl_counter_kind kind, int64_t pid,
 			const char *comm, uint64_t mono_ns, double value);
+/* Element index of an array of elem bytes indexed as a line's items are
+ * (*n in use, *cap allocated): grown and zeroed up to it. NULL: no memory. */
+void *pl__recording_item_at(void **v, size_t *n, size_t *cap, size_t elem, size_t index);
 /* Grow an array of elem bytes to hold one more. 0 or -ENOMEM. */
 int pl__recording_grow(void **v, size_t *cap, size_t n, size_t elem);
 

@@ -47,15 +47,11 @@ static void on_sample(struct window_line *w, size_t index, const char *rest, con
 	struct timed *t;
 	char *end;
 
-	while (w->n_timed <= index) {
-		if (pl__recording_grow((void **)&w->timed, &w->cap_timed, w->n_timed,
-				       sizeof(*w->timed)) < 0) {
-			w->err = -ENOMEM;
-			return;
-		}
-		memset(&w->timed[w->n_timed++], 0, sizeof(*w->timed));
+	t = pl__recording_item_at((void **)&w->timed, &w->n_timed, &w->cap_timed, sizeof(*t), index);
+	if (!t) {
+		w->err = -ENOMEM;
+		return;
 	}
-	t = &w->timed[index];
 	if (strcmp(rest, "0") == 0 && pl__parse_u64_all(value, &t->mono_ns)) {
 		t->seen |= 1;
 	} else if (strcmp(rest, "1") == 0) {

@@ -4,6 +4,7 @@
  * its numbers, or naming a stage the line does not list, makes the line
  * bad (counted), as does a line without a pid. */
 #include "json_reader.h"
+#include "proc_parse.h"
 #include "recording.h"
 
 #include <errno.h>
@@ -33,17 +34,6 @@ struct line_state {
 	size_t n_calls, cap_calls;
 };
 
-static bool u64_of(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno == 0 && *end == '\0';
-}
-
 static void on_call_field(struct line_state *s, size_t index, const char *rest,
 			  enum pl_json_kind kind, const char *value)
 {
@@ -58,16 +48,12 @@ static void on_call_field(struct line_state *s, size_t index, const char *rest,
 		s->bad = true;
 		return;
 	}
-	while (s->n_calls <= index) {
-		if (pl__recording_grow((void **)&s->calls, &s->cap_calls, s->n_calls,
-				       sizeof(*s->calls)) < 0) {
-			s->err = -ENOMEM;
-			return;
-		}
-		memset(&s->calls[s->n_calls++], 0, sizeof(*s->calls));
+	c = pl__recording_item_at((void **)&s->calls, &s->n_calls, &s->cap_calls, sizeof(*c), index);
+	if (!c) {
+		s->err = -ENOMEM;
+		return;
 	}
-	c = &s->calls[index];
-	if (!u64_of(value, &c->v[k]))
+	if (!pl__parse_u64_all(value, &c->v[k]))
 		s->bad = true;
 	c->seen |= (uint8_t)(1u << k);
 }
@@ -87,12 +73,12 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 
 		/* Linux pids and tids are below 2^22 (PID_MAX_LIMIT): the trace's
 		 * track ids are made of them */
-		s->have_pid = kind == PL_JSON_NUMBER && u64_of(value, &v) && v < (1u << 22);
+		s->have_pid = kind == PL_JSON_NUMBER && pl__parse_u64_all(value, &v) && v < (1u << 22);
 		s->pid = (int64_t)v;
 	} else if (strcmp(path, "comm") == 0 && kind == PL_JSON_STRING) {
 		pl__recording_copy_name(s->comm, value);
 	} else if (strcmp(path, "events_dropped") == 0) {
-		s->have_dropped = kind == PL_JSON_NUMBER && u64_of(value, &s->events_dropped);
+		s->have_dropped = kind == PL_JSON_NUMBER && pl__parse_u64_all(value, &s->events_dropped);
 	} else if (strncmp(path, "stage_names.", 12) == 0) {
 		char *end;
 		unsigned long i;

@@ -77,17 +77,11 @@ static bool double_of(const char *s, double *v)
 static void *item_at(struct line_state *s, void **v, size_t *n, size_t *cap, size_t elem,
 		     size_t index)
 {
-	while (*n <= index) {
-		int err = pl__recording_grow(v, cap, *n, elem);
+	void *item = pl__recording_item_at(v, n, cap, elem, index);
 
-		if (err < 0) {
-			s->err = err;
-			return NULL;
-		}
-		memset((char *)*v + *n * elem, 0, elem);
-		(*n)++;
-	}
-	return (char *)*v + index * elem;
+	if (!item)
+		s->err = -ENOMEM;
+	return item;
 }
 
 static void link_field(struct line_state *s, const char *path, const char *value)

@@ -107,3 +107,14 @@ int pl__recording_point(struct pl_recording *r, enum pl_counter_kind kind, int64
 	p->value = value;
 	return 0;
 }
+
+void *pl__recording_item_at(void **v, size_t *n, size_t *cap, size_t elem, size_t index)
+{
+	while (*n <= index) {
+		if (pl__recording_grow(v, cap, *n, elem) < 0)
+			return NULL;
+		memset((char *)*v + *n * elem, 0, elem);
+		(*n)++;
+	}
+	return (char *)*v + index * elem;
+}

@@ -221,7 +221,7 @@ static void drain_ring(void)
 }
 
 /* The window's samples with their folded lines, for the host. */
-static void window_samples(uint64_t now, const int32_t *slot_line, struct pl_timed_sample *out,
+static void window_samples(const int32_t *slot_line, struct pl_timed_sample *out,
 			   struct pl_window_samples *ws)
 {
 	size_t i;
@@ -232,9 +232,9 @@ static void window_samples(uint64_t now, const int32_t *slot_line, struct pl_tim
 		out[i].mono_ns = window_sample[i].mono_ns;
 		out[i].line = slot >= 0 && slot < (int32_t)PL_STACK_SLOTS ? slot_line[slot] : -1;
 	}
-	/* after the ring was emptied: a sample taken since the caller read
-	 * the clock is in this window */
-	ws->end_ns = now > mono_ns() ? now : mono_ns();
+	/* read after the ring was emptied (the clock only goes forward): a
+	 * sample taken since the caller read it is in this window */
+	ws->end_ns = mono_ns();
 	ws->tid = window_tid;
 	ws->sample = out;
 	ws->n = n_window_samples;
@@ -283,7 +283,7 @@ static void write_window(uint64_t now)
 			if (r < 0)
 				pl__diag("cannot append to %s (error %d)", folded_path, -r);
 		}
-		window_samples(now, slot_line, timed, &ws);
+		window_samples(slot_line, timed, &ws);
 		pl__sampler_forward(window_s, (uint64_t)pl__signal_period_ns(cfg.sample_hz), &stats,
 				    text, len, folded, flen, &ws);
 	}
