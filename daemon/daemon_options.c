@@ -46,8 +46,10 @@ int pl__daemon_config_init(struct pl_daemon_config *cfg, char *err, size_t errle
 		  "started as root: once the sockets, pid file and modules are open, run as "
 		  "this user (a name, or uid[:gid]) with only the capabilities the modules "
 		  "still need; empty (the default): keep the identity perflinkd was started "
-		  "with. Not with link-setup-gadget (a gadget bound outside perflinkd, whose "
-		  "functionfs is mounted uid=/gid= for the user, works)" },
+		  "with. A gadget bound outside perflinkd needs its functionfs mounted "
+		  "uid=/gid= for the user; with link-setup-gadget (and for "
+		  "trace-enable-delayacct) a small process stays root to remove the gadget "
+		  "(turn delayacct off) once perflinkd has exited" },
 		{ "trace", PL_OPT_BOOL, &cfg->trace, 0, 0, NULL,
 		  "run the /proc I/O stall tracer (its settings: trace-*)" },
 		{ "resources", PL_OPT_BOOL, &cfg->resources, 0, 0, NULL,

@@ -18,6 +18,7 @@
 #include "pidfile.h"
 #include "privilege_drop.h"
 #include "recorder.h"
+#include "root_cleanup.h"
 
 #include "clock.h"
 #include "json_writer.h"
@@ -70,6 +71,9 @@ struct daemon {
 	struct pl_procfile statm; /* our own RSS */
 	uint64_t start_ns;
 	struct pl_privilege_user user; /* spec NULL: `user` unset */
+	char ffs_mount_options[48];    /* uid= and gid= of the user, for a gadget we make */
+	pid_t root_cleanup_pid;        /* 0: no root cleanup process */
+	int root_cleanup_fd;           /* its pipe, held until perflinkd exits */
 	struct pl_recorder recorder;   /* record-dir */
 };
 
@@ -617,23 +621,19 @@ static int resolve_user(struct daemon *d)
 
 	if (!d->cfg.user || !*d->cfg.user)
 		return 0;
-	/* A gadget perflinkd makes is bound again at each re-arm and removed
-	 * at exit, through configfs and a mount: root's work. Refused rather
-	 * than a link that cannot recover. A gadget made and bound outside
-	 * perflinkd works: its UDC file is opened before the drop
-	 * (link_port_usb.c), and the functionfs files must be the user's
-	 * (usb_link_usable_by_user). */
-	if (d->cfg.link && !(tcp && *tcp) && d->cfg.link_cfg.setup_gadget) {
-		pl__log_warnx("user = %s: not with link-setup-gadget (binding the gadget again and "
-			      "removing it at exit need root): let init make and bind the gadget "
-			      "(docs/perflinkd.md \"The link over USB\"), or leave user empty",
-			      d->cfg.user);
-		return -ENOTSUP;
-	}
 	ret = pl__privilege_resolve(d->cfg.user, &d->user, err, sizeof(err));
 	if (ret < 0) {
 		pl__log_warnx("%s", err);
 		return ret;
+	}
+	/* A gadget perflinkd makes: functionfs mounted for the user, whose
+	 * files (ep0 at each re-arm, the endpoints at each enable) it opens
+	 * after the drop. The UDC file is opened before it (link_port_usb.c);
+	 * removing the gadget at exit is left to the root cleanup process. */
+	if (d->cfg.link && !(tcp && *tcp) && d->cfg.link_cfg.setup_gadget) {
+		snprintf(d->ffs_mount_options, sizeof(d->ffs_mount_options), "uid=%u,gid=%u",
+			 (unsigned)d->user.uid, (unsigned)d->user.gid);
+		d->cfg.link_cfg.ffs_mount_options = d->ffs_mount_options;
 	}
 	ret = pl__privilege_check(&d->user, err, sizeof(err));
 	if (ret < 0)
@@ -668,6 +668,73 @@ static int usb_link_usable_by_user(const struct daemon *d)
 	return 0;
 }
 
+/* What stays root's to undo once perflinkd, as its own user, has exited
+ * (root_cleanup.h). The cleanup process reads its copy, made at the fork. */
+struct root_tasks {
+	const struct pl_link_settings *gadget; /* the gadget perflinkd made, or NULL */
+	int delayacct_fd;                      /* task_delayacct to turn off, or -1 */
+};
+
+static void undo_as_root(void *ctx)
+{
+	const struct root_tasks *t = ctx;
+
+	if (t->gadget) {
+		pl__daemon_link_remove_gadget(t->gadget);
+		pl__log_info("removed the gadget perflinkd made and its functionfs mount %s",
+			     t->gadget->ffs_dir);
+	}
+	if (t->delayacct_fd >= 0) {
+		if (pwrite(t->delayacct_fd, "0\n", 2, 0) == 2)
+			pl__log_info("turned kernel.task_delayacct back off");
+		else
+			pl__log_warn("cannot turn kernel.task_delayacct back off");
+	}
+}
+
+/* Started as root, just before the drop, when something only root may undo
+ * is to be undone at exit. 0, or -errno: perflinkd does not start. */
+static int start_root_cleanup(struct daemon *d)
+{
+	static struct root_tasks tasks;
+	const char *tcp = d->cfg.link_cfg.tcp_listen;
+	/* umount and the task_delayacct sysctl; the configfs directories are
+	 * root's own, so uid 0 removes them without an override */
+	const uint64_t caps = PL_CAP_BIT(CAP_SYS_ADMIN);
+	struct pl_root_cleanup c = {
+		.run = undo_as_root,
+		.ctx = &tasks,
+		.keep_fds = &tasks.delayacct_fd,
+		.capabilities = caps,
+		.name = "perflinkd-root",
+	};
+	int ret;
+
+	tasks.gadget = d->link && !(tcp && *tcp) && d->cfg.link_cfg.setup_gadget ?
+			       &d->cfg.link_cfg : NULL;
+	tasks.delayacct_fd = -1;
+	/* A unit without CAP_SYS_ADMIN could not have turned it on either;
+	 * started by hand as root, the tracer did, and the cleanup turns it
+	 * off. Without the capability, it stays on (said after the drop). */
+	if (d->tracer && pl__privilege_permitted(caps) &&
+	    (ret = pl__tracer_hand_over_delayacct(d->tracer)) != -1) {
+		if (ret < 0)
+			pl__log_warnc(ret, "kernel.task_delayacct will stay on at exit");
+		tasks.delayacct_fd = ret < 0 ? -1 : ret;
+	}
+	if (!tasks.gadget && tasks.delayacct_fd < 0)
+		return 0;
+	c.n_keep_fds = tasks.delayacct_fd >= 0;
+	ret = pl__root_cleanup_start(&c, &d->root_cleanup_pid, &d->root_cleanup_fd);
+	if (tasks.delayacct_fd >= 0)
+		close(tasks.delayacct_fd); /* the cleanup process has its own */
+	if (ret == 0)
+		pl__log_info("root cleanup process %d: at exit it will%s%s", (int)d->root_cleanup_pid,
+			     tasks.gadget ? " remove the gadget" : "",
+			     tasks.delayacct_fd >= 0 ? " turn kernel.task_delayacct off" : "");
+	return ret;
+}
+
 static int become_user(struct daemon *d)
 {
 	uint64_t keep = capabilities_needed(&d->cfg);
@@ -683,6 +750,8 @@ static int become_user(struct daemon *d)
 		pl__log_info("user = %s: started as that user, nothing to drop", d->user.spec);
 		return 0;
 	}
+	if ((ret = start_root_cleanup(d)) < 0)
+		return ret;
 	ret = pl__privilege_drop(&d->user, keep, err, sizeof(err));
 	if (ret < 0) {
 		pl__log_warnx("user = %s: %s", d->user.spec, err);
@@ -694,9 +763,10 @@ static int become_user(struct daemon *d)
 					      pl__privilege_cap_name(cap));
 	pl__log_info("running as uid %u gid %u (user = %s), capabilities kept:%s",
 		     (unsigned)getuid(), (unsigned)getgid(), d->user.spec, n ? caps : " none");
-	if (d->cfg.trace && d->cfg.tracer.enable_delayacct)
-		pl__log_warnx("trace-enable-delayacct: kernel.task_delayacct stays as it is "
-			      "when perflinkd stops: only root with CAP_SYS_ADMIN may write it");
+	if (d->tracer && pl__tracer_turned_delayacct_on(d->tracer))
+		pl__log_warnx("trace-enable-delayacct: kernel.task_delayacct stays on when "
+			      "perflinkd stops: perflinkd was started without CAP_SYS_ADMIN, which "
+			      "the root cleanup process would need to write it");
 	return 0;
 }
 
@@ -716,11 +786,18 @@ static void close_all(struct daemon *d)
 	d->loop = NULL;
 	pl__daemon_config_free(&d->cfg);
 	pl__privilege_user_free(&d->user);
+	/* last: the root cleanup process (if any) now undoes what it was to */
+	if (d->root_cleanup_fd >= 0)
+		close(d->root_cleanup_fd);
 }
 
 int main(int argc, char **argv)
 {
-	static struct daemon d = { .pidfile = PL_PIDFILE_INIT, .statm = PL_PROCFILE_INIT };
+	static struct daemon d = {
+		.pidfile = PL_PIDFILE_INIT,
+		.statm = PL_PROCFILE_INIT,
+		.root_cleanup_fd = -1,
+	};
 	char err[PL_ERRBUF];
 	int ret;
 

@@ -270,6 +270,13 @@ static int verify(const struct pl_privilege_user *u, uint64_t keep, char *err, s
 	return 0;
 }
 
+bool pl__privilege_permitted(uint64_t caps)
+{
+	struct cap_sets s;
+
+	return caps_get(&s) == 0 && (s.permitted & caps) == caps;
+}
+
 int pl__privilege_check(const struct pl_privilege_user *u, char *err, size_t errlen)
 {
 	if (geteuid() == 0 || (getuid() == u->uid && geteuid() == u->uid))

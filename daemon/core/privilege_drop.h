@@ -58,6 +58,10 @@ int pl__privilege_drop(const struct pl_privilege_user *u, uint64_t keep, char *e
  * described by ST for reading and writing, by its owner, group and mode. */
 bool pl__privilege_may_read_write(const struct pl_privilege_user *u, const struct stat *st);
 
+/* Whether this thread's permitted set holds every capability in CAPS (a
+ * PL_CAP_BIT mask): what a service manager's bounding set left it. */
+bool pl__privilege_permitted(uint64_t caps);
+
 /* The name of a capability for messages ("CAP_SYS_PTRACE"), or "CAP_?" */
 const char *pl__privilege_cap_name(int cap);
 

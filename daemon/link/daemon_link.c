@@ -223,6 +223,15 @@ bool pl__daemon_link_frame_fits(const struct pl_daemon_link *dl, size_t len)
 	return pl__link_frame_fits(dl->link, len);
 }
 
+void pl__daemon_link_remove_gadget(const struct pl_link_settings *s)
+{
+	struct pl_link_config lc;
+
+	pl__link_config_default(&lc);
+	pl__link_settings_apply(s, &lc);
+	pl__gadget_teardown(&lc.gadget);
+}
+
 int pl__daemon_link_start(struct pl_daemon_link **out, struct pl_loop *loop,
 			  const struct pl_link_settings *s, pl__daemon_link_reply_fn on_reply,
 			  pl__daemon_link_room_fn on_room_fn, void *ctx)

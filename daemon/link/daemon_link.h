@@ -45,5 +45,10 @@ void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line)
 /* The "link" object of `perflink status`. */
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j);
 void pl__daemon_link_stop(struct pl_daemon_link *dl);
+/* Remove the gadget these settings made (link-setup-gadget): unbind it,
+ * unmount functionfs, remove its configfs directories. Root's work: the
+ * root cleanup process (daemon/core/root_cleanup.h) does it when perflinkd
+ * ran as its own user; otherwise the link does it as it stops. */
+void pl__daemon_link_remove_gadget(const struct pl_link_settings *s);
 
 #endif

@@ -61,3 +61,8 @@ void pl__daemon_link_stop(struct pl_daemon_link *dl)
 {
 	(void)dl;
 }
+
+void pl__daemon_link_remove_gadget(const struct pl_link_settings *s)
+{
+	(void)s; /* no link, so no gadget was made */
+}

@@ -117,7 +117,10 @@ int pl__gadget_setup(const struct pl_gadget_config *cfg)
 		STEP(-errno, "linking the function into configs/c.1");
 
 	STEP(make_dir(cfg->mount_dir), cfg->mount_dir);
-	if (mount(cfg->name, cfg->mount_dir, "functionfs", 0, NULL) < 0 && errno != EBUSY)
+	/* EBUSY: mounted already (by an earlier run). With other options its
+	 * files may not be the user's: perflinkd checks them before the drop. */
+	if (mount(cfg->name, cfg->mount_dir, "functionfs", 0, cfg->mount_options) < 0 &&
+	    errno != EBUSY)
 		STEP(-errno, "mounting functionfs");
 	return 0;
 }
@@ -142,6 +145,37 @@ static int first_udc(char *out, size_t len)
 	return err;
 }
 
+/* The controller to bind to: the configured one, or the first there is. */
+static int udc_name(const struct pl_gadget_config *cfg, char *udc, size_t len)
+{
+	int err;
+
+	if (cfg->udc && *cfg->udc) {
+		if ((size_t)snprintf(udc, len, "%s", cfg->udc) >= len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if ((err = first_udc(udc, len)) < 0)
+		pl__log_warnc(err, "gadget: no USB device controller in /sys/class/udc");
+	return err;
+}
+
+int pl__gadget_udc_open(const struct pl_gadget_config *cfg, char *udc, size_t len)
+{
+	char path[PATH_MAX];
+	int err, fd;
+
+	if ((err = gadget_path(path, sizeof(path), cfg, "UDC")) < 0 ||
+	    (err = udc_name(cfg, udc, len)) < 0)
+		return err;
+	if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		err = -errno;
+		pl__log_warnc(err, "gadget: opening %s", path);
+		return err;
+	}
+	return fd;
+}
+
 int pl__gadget_bind(const struct pl_gadget_config *cfg, bool bind)
 {
 	char path[PATH_MAX], udc[128];
@@ -151,12 +185,8 @@ int pl__gadget_bind(const struct pl_gadget_config *cfg, bool bind)
 		return err;
 	if (!bind)
 		return write_file(path, "\n");
-	if (cfg->udc && *cfg->udc)
-		snprintf(udc, sizeof(udc), "%s", cfg->udc);
-	else if ((err = first_udc(udc, sizeof(udc))) < 0) {
-		pl__log_warnc(err, "gadget: no USB device controller in /sys/class/udc");
+	if ((err = udc_name(cfg, udc, sizeof(udc) - 1)) < 0)
 		return err;
-	}
 	strncat(udc, "\n", sizeof(udc) - strlen(udc) - 1);
 	if ((err = write_file(path, udc)) < 0)
 		pl__log_warnc(err, "gadget: binding to %s", udc);

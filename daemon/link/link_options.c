@@ -73,6 +73,7 @@ void pl__link_settings_apply(const struct pl_link_settings *s, struct pl_link_co
 	cfg->ffs_dir = s->ffs_dir;
 	cfg->setup_gadget = s->setup_gadget;
 	cfg->gadget.mount_dir = s->ffs_dir;
+	cfg->gadget.mount_options = s->ffs_mount_options;
 	cfg->gadget.vendor_id = (unsigned)s->vendor_id;
 	cfg->gadget.product_id = (unsigned)s->product_id;
 	if (s->serial)

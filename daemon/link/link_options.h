@@ -23,6 +23,9 @@ struct pl_link_settings {
 	bool sync;
 	long sync_bytes;
 	double diag_interval_s;
+	/* not a setting: what perflinkd mounts functionfs with when it makes
+	 * the gadget and then runs as its own user ("uid=U,gid=G"), or NULL */
+	const char *ffs_mount_options;
 	struct pl_option table[15];
 };
 

@@ -40,10 +40,11 @@ struct usb_port {
 	struct pl_aio_tx *tx;
 	struct pl_aio_rx *rx;
 	struct pl_link_tx_totals sync_totals;
-	int udc_fd;            /* an external gadget's UDC file, opened at start */
+	int udc_fd;            /* the gadget's UDC file, opened at start (set-up mode),
+				* or when first needed (external) */
 	bool unbound;          /* by perflinkd, until the rebind timer */
 	struct pl_loop_watch *rebind_timer;
-	char udc[64];          /* the controller it was bound to */
+	char udc[64];          /* the controller it is (to be) bound to */
 };
 
 /* The AIO sender's view of a send, in the link's terms. */
@@ -195,8 +196,11 @@ static int arm(struct usb_port *p)
 	if ((err = pl__loop_add_fd(p->loop, pl__ffs_ep0_fd(p->ffs), EPOLLIN, on_ep0, p,
 				   &p->ep0_watch)) < 0)
 		return err;
-	if (p->cfg.setup_gadget && (err = pl__gadget_bind(&p->cfg.gadget, true)) < 0)
+	/* through the descriptor opened at start: as its own user too */
+	if (p->cfg.setup_gadget && (err = pl__udc_write(p->udc_fd, p->udc)) < 0) {
+		pl__log_warnc(err, "gadget: binding to %s", p->udc);
 		return err;
+	}
 	return 0;
 }
 
@@ -205,7 +209,7 @@ static void disarm(struct usb_port *p)
 	pl__loop_remove(p->ep0_watch);
 	p->ep0_watch = NULL;
 	if (p->cfg.setup_gadget)
-		pl__gadget_bind(&p->cfg.gadget, false);
+		pl__udc_write(p->udc_fd, NULL); /* ENODEV: was not bound */
 	pl__ffs_close(p->ffs); /* calls ffs_disable if it was up */
 	p->ffs = NULL;
 }
@@ -392,15 +396,18 @@ static void usb_close(struct pl_link_port *base)
 		return;
 	on_rebind(p, 1); /* leave the gadget bound as its owner bound it */
 	pl__loop_remove(p->rebind_timer);
+	if (p->ffs)
+		disarm(p); /* unbinds a set-up gadget through udc_fd */
 	if (p->udc_fd >= 0)
 		close(p->udc_fd);
-	if (p->ffs)
-		disarm(p);
 	pl__loop_remove(p->tx_watch);
 	pl__loop_remove(p->rx_watch);
 	pl__aio_tx_close(p->tx);
 	pl__aio_rx_close(p->rx);
-	if (p->cfg.setup_gadget)
+	/* Removing the gadget takes root. perflinkd running as its own user
+	 * leaves it to the part that stayed root (daemon/core/root_cleanup.h),
+	 * which does it once perflinkd has exited. */
+	if (p->cfg.setup_gadget && geteuid() == 0)
 		pl__gadget_teardown(&p->cfg.gadget);
 	free(p->sync_bounce);
 	free(p);
@@ -462,7 +469,9 @@ int pl__link_port_usb_open(struct pl_link_port **out, const struct pl_link_confi
 	    (p->rx && (err = pl__loop_add_fd(loop, pl__aio_rx_eventfd(p->rx), EPOLLIN, on_rx, p,
 					     &p->rx_watch)) < 0))
 		goto fail;
-	if (cfg->setup_gadget && (err = pl__gadget_setup(&cfg->gadget)) < 0)
+	if (cfg->setup_gadget &&
+	    ((err = pl__gadget_setup(&cfg->gadget)) < 0 ||
+	     (err = p->udc_fd = pl__gadget_udc_open(&cfg->gadget, p->udc, sizeof(p->udc))) < 0))
 		goto fail;
 	if ((err = arm(p)) < 0)
 		goto fail;

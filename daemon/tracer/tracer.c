@@ -667,6 +667,23 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 		pl__tcost_report(&t->cost_run, out);
 }
 
+int pl__tracer_hand_over_delayacct(struct pl_tracer *t)
+{
+	int fd;
+
+	if (!t || !t->delayacct_restore)
+		return -1;
+	if ((fd = openat(t->rootfd, "sys/kernel/task_delayacct", O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	t->delayacct_restore = false;
+	return fd;
+}
+
+bool pl__tracer_turned_delayacct_on(const struct pl_tracer *t)
+{
+	return t && t->delayacct_restore;
+}
+
 void pl__tracer_close(struct pl_tracer *t)
 {
 	if (!t)

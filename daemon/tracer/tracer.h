@@ -123,5 +123,14 @@ bool pl__tracer_replaying(const struct pl_tracer *t);
 const char *pl__tracer_phase_name(enum pl_tracer_phase ph);
 void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out);
 void pl__tracer_close(struct pl_tracer *t);
+/* When the tracer turned kernel.task_delayacct on (enable-delayacct), which
+ * only root may turn back off: that sysctl opened for writing, for whoever
+ * will do it instead (perflinkd's root cleanup process, when it runs as its
+ * own user), and the tracer no longer tries at close. -1 when there is
+ * nothing to turn off, or -errno. */
+int pl__tracer_hand_over_delayacct(struct pl_tracer *t);
+/* Whether the tracer turned kernel.task_delayacct on and will try to turn
+ * it off at close (not handed over). */
+bool pl__tracer_turned_delayacct_on(const struct pl_tracer *t);
 
 #endif

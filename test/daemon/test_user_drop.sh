@@ -4,10 +4,11 @@
 # exactly the documented capabilities (docs/perflinkd.md, "Running as its own
 # user"), and everything still works for processes of another user (root's):
 # the tracer reads their /proc/PID/io, the sampler their PSS, the host gets
-# frames and telemetry, `perflink status` answers. A bad user name, and a
-# user with a gadget perflinkd would set up itself, are refused at start with
-# a message. (The USB link on a gadget bound outside perflinkd, as the user:
-# the vm scenario daemon_host_stall with PERFLINKD_USER.)
+# frames and telemetry, `perflink status` answers. A bad user name is refused
+# at start with a message; a gadget perflinkd cannot make here is a start
+# error that leaves no root cleanup process behind. (The USB link as the
+# user: the vm scenarios daemon_host_stall with PERFLINKD_USER, on a gadget
+# bound outside perflinkd, and daemon_root_cleanup, on one it made.)
 #
 # usage: test_user_drop.sh PERFLINKD PERFLINK PERFLINK_HOST FRAME_PRODUCER
 set -u
@@ -37,8 +38,13 @@ check "an unknown user is a start error that names it (exit $rc): $(tail -n 2 "$
 	--pidfile "" --user nobody --link --link-setup-gadget --link-ffs-dir "$d/no-ffs" \
 	2>"$d/usb.err"
 rc=$?
-check "user with a gadget perflinkd would set up is refused, saying so (exit $rc)" \
-	'[ $rc -ne 0 ] && grep -q "not with link-setup-gadget" "$d/usb.err"'
+# no configfs gadget can be made on this machine's /proc-only seam: the
+# start fails at the gadget, before any root cleanup process is forked
+check "user with a gadget perflinkd cannot make here: a start error naming the gadget (exit $rc)" \
+	'[ $rc -ne 0 ] && grep -q "gadget: " "$d/usb.err" && grep -q "not started" "$d/usb.err"'
+check "and no root cleanup process is left running" \
+	'! grep -q "root cleanup process" "$d/usb.err" &&
+	 [ -z "$(ps -eo comm | grep -x perflinkd-root)" ]'
 
 # Root's writer, whose /proc/PID/io is mode 0400 root and smaps_rollup
 # ptrace-checked: what nobody cannot read without the kept capabilities.

@@ -3,7 +3,9 @@
 # the mode SYSTEMD_MODE names: default (USB, the gadget made and bound
 # outside perflinkd), tcp, setup-gadget (perflinkd makes the gadget), user
 # (its own user, over TCP, with the tracer), user-usb (its own user, USB on
-# a gadget bound outside it, re-arming). Everything a user does is taken
+# a gadget bound outside it, re-arming), user-setup-gadget (its own user on
+# the gadget it made, re-arming, the root cleanup process removing the
+# gadget at stop). Everything a user does is taken
 # from docs/perflinkd.md "Under systemd": the mode's row of the table gives
 # the settings written to the config file, the drop-ins copied (with the
 # commands shown there; the mode's own drop-in only after a start without
@@ -24,6 +26,7 @@ setup-gadget) dropins='`link-setup-gadget.conf`' GADGET=none ;;
 user) dropins='`link-tcp.conf`, `user.conf`' GADGET=none ;;
 # the gadget bound outside perflinkd, its functionfs mounted for the user
 user-usb) dropins='`user.conf`' FFS_MOUNT_OPTS=uid=65534,gid=65534 ;;
+user-setup-gadget) dropins='`link-setup-gadget.conf`, `user.conf`' GADGET=none ;;
 *) echo "systemd_unit: no mode '$mode'"; exit 1 ;;
 esac
 perflinkd=$PERFLINK_VM_sbindir/perflinkd
@@ -52,7 +55,7 @@ if [ "$mode" = user ]; then
 	/tmp/plvictim &
 	victim=$!
 fi
-if [ "$mode" = user-usb ]; then
+if [ "$mode" = user-usb ] || [ "$mode" = user-setup-gadget ]; then
 	# the host is stopped below: offered afresh after 1 s, not 2
 	echo "link-deadline = 1" >>"$conf"
 fi
@@ -132,16 +135,32 @@ answered() {
 }
 check "a producer's frames reached the host and its acks came back" 'answered 40'
 echo "# $(cat /tmp/producer.out)"
-if [ "$mode" = setup-gadget ]; then
+if [ "$mode" = setup-gadget ] || [ "$mode" = user-setup-gadget ]; then
 	check "perflinkd made the gadget, its functionfs mounted only in the unit's namespace" \
 		'[ -d "$gadget_dir/functions/ffs.perflink" ] && ! grep -q " $ffs_dir " /proc/mounts &&
 		 grep -q " $ffs_dir " /proc/$pid/mounts'
 fi
-if [ "$mode" = user ] || [ "$mode" = user-usb ]; then
+if [ "$mode" = user ] || [ "$mode" = user-usb ] || [ "$mode" = user-setup-gadget ]; then
 	grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]*|NoNewPrivs):' /proc/$pid/status | sed 's/^/# /'
 	field() { sed -n "s/^$1:[[:space:]]*//p" /proc/$pid/status | tr -s ' \t' ' ' | sed 's/ $//'; }
 	caps=0000000000080004 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE: the tracer's
 	[ "$mode" = user ] || caps=0000000000000000 # the USB link needs none
+	if [ "$mode" = user-setup-gadget ]; then
+		# the part that stays root to remove the gadget at stop: the
+		# main process's child (daemon/core/root_cleanup.h)
+		cleanup=
+		for s in /proc/[0-9]*/stat; do
+			read -r p comm st ppid rest <"$s" 2>/dev/null || continue
+			[ "$ppid" = "$pid" ] && [ "$comm" = "(perflinkd-root)" ] && cleanup=$p
+		done
+		grep -E '^(Uid|Cap[A-Za-z]*|NoNewPrivs):' /proc/${cleanup:-0}/status 2>/dev/null |
+			sed 's/^/# perflinkd-root /'
+		cfield() { sed -n "s/^$1:[[:space:]]*//p" /proc/$cleanup/status | tr -s ' \t' ' ' | sed 's/ $//'; }
+		check "its root cleanup process ${cleanup:-(none)}: uid 0, CAP_SYS_ADMIN alone, no_new_privs" \
+			'[ -n "$cleanup" ] && [ "$(cfield Uid)" = "0 0 0 0" ] &&
+			 [ "$(cfield CapEff)" = 0000000000200000 ] && [ "$(cfield CapBnd)" = 0000000000200000 ] &&
+			 [ "$(cfield NoNewPrivs)" = 1 ]'
+	fi
 	check "perflinkd runs as nobody: Uid $(field Uid), Gid $(field Gid), Groups $(field Groups)" \
 		'[ "$(field Uid)" = "65534 65534 65534 65534" ] &&
 		 [ "$(field Gid)" = "65534 65534 65534 65534" ] && [ "$(field Groups)" = 65534 ]'
@@ -161,7 +180,7 @@ if [ "$mode" = user ]; then
 		'[ "$(awk -F, "\$3 == \"plvictim\" && \$6 + 0 > 0" /var/log/perflink/io_trace.csv | wc -l)" -ge 5 ]'
 	kill $victim
 fi
-if [ "$mode" = user-usb ]; then
+if [ "$mode" = user-usb ] || [ "$mode" = user-setup-gadget ]; then
 	# the host stops taking data: at the deadline perflinkd, as nobody,
 	# offers the gadget afresh through the UDC file it opened as root
 	kill -STOP $host
@@ -203,6 +222,11 @@ check "perflinkd stopped itself cleanly (journal: 'stopped', then deactivated su
 	 ! journal | grep -q "Failed with result\|code=killed\|status=[1-9]"'
 if [ "$mode" = setup-gadget ]; then
 	check "and removed the gadget it made" '[ ! -e "$gadget_dir" ]'
+fi
+if [ "$mode" = user-setup-gadget ]; then
+	for _ in $(seq 50); do [ -e "$gadget_dir" ] || break; sleep 0.1; done
+	check "its root cleanup process removed the gadget after it" \
+		'[ ! -e "$gadget_dir" ] && journal | grep -q "removed the gadget perflinkd made"'
 fi
 if [ $failed -ne 0 ]; then
 	echo "--- journal"; journal
