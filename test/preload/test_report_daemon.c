@@ -66,6 +66,7 @@ static void *loop_thread(void *arg)
 }
 
 /* A target that closes every descriptor it did not open (close_range,
+ * a raw close_range system call that no hook sees,
  * closefrom, a close loop), as daemons and sandboxes do, and takes the
  * numbers back with sockets, files and a pipe of its own, while the shim
  * keeps reporting to perflinkd: the shim writes into none of them and
@@ -73,7 +74,8 @@ static void *loop_thread(void *arg)
 static void test_target_closes_all(const char *dir, const char *env_preload,
 				   const char *env_sock)
 {
-	static const char *const how[] = { "close_range", "closefrom", "a close loop" };
+	static const char *const how[] = { "close_range", "closefrom", "a close loop",
+					   "a raw close_range system call" };
 	const char *workload = getenv("PL_WORKLOAD");
 	char stages[300], env_stages[400], text[256], out[300], env_out[400];
 	const char *env[] = { env_preload, "PERFLINK_PROFILE=1", "PERFLINK_PROFILE_INTERVAL=25",
@@ -91,7 +93,7 @@ static void test_target_closes_all(const char *dir, const char *env_preload,
 		abort();
 	atomic_store(&keep_draining, true);
 	atomic_store(&paused, false);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		char how_arg[4];
 		/* the sleeps let the reporter write what is due on each side of
 		 * the close, so there is a report before it and one after */
