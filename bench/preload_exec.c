@@ -12,8 +12,12 @@
  * median).
  *
  * Budget (issue 16): dormant at most 0.1 ms a process start over bare.
+ * With --floor EMPTY_LIB, a library with nothing in it is preloaded in
+ * turn with the others: what LD_PRELOAD itself costs here, the part of
+ * the dormant figure no shim can remove; the rest is the shim's own.
  *
- *   preload_exec --shim PATH [--before PATH] [--spawns N] [--rounds R] */
+ *   preload_exec --shim PATH [--before PATH] [--floor EMPTY_LIB] [--spawns N]
+ *                [--rounds R] */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,14 +91,17 @@ static void mode_env(char *env[8], char preload[4200], enum mode m, const char *
 int main(int argc, char **argv)
 {
 	const char *shim[2] = { NULL, NULL }; /* this build, --before */
+	const char *floor_lib = NULL;
 	int spawns = 100, rounds = 9;
-	double v[2][MODES][MAX_ROUNDS], med[2][MODES];
+	double v[2][MODES][MAX_ROUNDS], med[2][MODES], floor_v[MAX_ROUNDS], floor_med = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--shim") == 0 && i + 1 < argc)
 			shim[0] = argv[++i];
 		else if (strcmp(argv[i], "--before") == 0 && i + 1 < argc)
 			shim[1] = argv[++i];
+		else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc)
+			floor_lib = argv[++i];
 		else if (strcmp(argv[i], "--spawns") == 0 && i + 1 < argc)
 			spawns = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
@@ -103,11 +110,21 @@ int main(int argc, char **argv)
 			shim[0] = NULL, i = argc;
 	}
 	if (!shim[0] || spawns < 10 || rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "usage: preload_exec --shim LIB [--before LIB] [--spawns N] "
-				"[--rounds R]\n");
+		fprintf(stderr, "usage: preload_exec --shim LIB [--before LIB] [--floor EMPTY_LIB] "
+				"[--spawns N] [--rounds R]\n");
 		return 2;
 	}
-	for (int r = 0; r < rounds; r++)
+	for (int r = 0; r < rounds; r++) {
+		if (floor_lib) {
+			char *env[8], preload[4200];
+
+			/* the dormant environment, with the empty library */
+			mode_env(env, preload, DORMANT, floor_lib);
+			if ((floor_v[r] = batch(env, spawns)) < 0) {
+				fprintf(stderr, "preload_exec: /bin/true failed under %s\n", floor_lib);
+				return 1;
+			}
+		}
 		for (int s = 0; s < 2; s++)
 			for (int m = 0; m < MODES; m++) {
 				char *env[8], preload[4200];
@@ -122,6 +139,9 @@ int main(int argc, char **argv)
 					return 1;
 				}
 			}
+	}
+	if (floor_lib)
+		floor_med = bench_median(floor_v, rounds);
 	for (int s = 0; s < 2; s++)
 		for (int m = 0; m < MODES; m++)
 			if (shim[s] && !(s == 1 && m == BARE))
@@ -143,11 +163,18 @@ int main(int argc, char **argv)
 								: 1));
 		printf("\n");
 	}
+	if (floor_lib)
+		printf("%-14s %12.1f %+12.1f\n", "empty library", floor_med,
+		       floor_med - med[0][BARE]);
 	if (shim[1])
 		printf("\nratio: what --before adds to a process start over what this shim adds\n"
 		       "(this shim's addition floored at 1 µs).\n");
 	printf("\ndormant: %+.1f µs a process start over bare. Budget 100 µs: %s\n",
 	       med[0][DORMANT] - med[0][BARE],
 	       med[0][DORMANT] - med[0][BARE] <= 100 ? "met" : "MISSED");
+	if (floor_lib)
+		printf("of which preloading any library (the empty one): %+.1f µs; the shim's "
+		       "own: %+.1f µs\n",
+		       floor_med - med[0][BARE], med[0][DORMANT] - floor_med);
 	return 0;
 }
