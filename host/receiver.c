@@ -209,6 +209,11 @@ static void on_message(struct pl_receiver *r, const struct pl_wire_header *h,
 			app_reply(r, h, payload);
 		}
 		break;
+	case PL_MSG_HELLO:
+		r->hellos++;
+		if (r->hooks && r->hooks->hello)
+			r->hooks->hello(r->hooks_ctx, payload, h->payload_len);
+		break;
 	case PL_MSG_PING: {
 		uint64_t times[2] = { h->send_time_ns, now };
 

@@ -25,6 +25,8 @@ typedef int (*pl__receiver_send_fn)(void *ctx, const void *msg, size_t len);
  * message was taken out of the stream. */
 struct pl_receiver_hooks {
 	void (*frame)(void *ctx, const struct pl_wire_header *h, uint64_t now_ns);
+	/* the device's HELLO payload (docs/wire.md), as it came */
+	void (*hello)(void *ctx, const uint8_t *payload, size_t len);
 	void (*pong)(void *ctx, const struct pl_wire_header *h, const uint8_t *payload,
 		     uint64_t now_ns);
 	void (*telemetry)(void *ctx, const uint8_t *payload, size_t len);
@@ -51,7 +53,7 @@ struct pl_receiver {
 	uint8_t *out_buf;
 	size_t out_cap;
 	/* counters */
-	uint64_t frames, frame_bytes, telemetry, pings, pongs, pings_sent, other;
+	uint64_t frames, frame_bytes, telemetry, hellos, pings, pongs, pings_sent, other;
 	uint64_t sequence_gaps, lost_messages, replies_sent, reply_failures;
 	/* the device's end-of-stream telemetry: how many frames it sent */
 	uint64_t integrity_frames, integrity_bad_frames, integrity_bad_bytes;

@@ -70,6 +70,7 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 	struct pl_run_summary s = {
 		.table = &h->table,
 		.telemetry = &h->session.dt,
+		.device = &h->session.device,
 		.transport = pl__host_transport_name(h->session.link),
 		.frames = rx->frames,
 		.bytes = rx->frame_bytes,

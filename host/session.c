@@ -83,9 +83,20 @@ static void on_telemetry(void *ctx, const uint8_t *payload, size_t len)
 	pl__device_telemetry_feed(&s->dt, (const char *)payload, len);
 }
 
-/* pongs and telemetry are the session's; frames and replies the front end's */
+/* A malformed HELLO is counted in summary.json's device.hellos_malformed,
+ * and changes nothing else: neither end needs the other's HELLO. */
+static void on_hello(void *ctx, const uint8_t *payload, size_t len)
+{
+	struct pl_host_session *s = ctx;
+
+	pl__device_hello_take(&s->device, payload, len);
+}
+
+/* pongs, HELLOs and telemetry are the session's; frames and replies the
+ * front end's */
 static const struct pl_receiver_hooks rx_hooks = {
 	.frame = on_frame,
+	.hello = on_hello,
 	.pong = on_pong,
 	.telemetry = on_telemetry,
 	.reply = on_reply,
@@ -104,6 +115,7 @@ int pl__host_session_init(struct pl_host_session *s, enum pl_reply_mode reply,
 	s->rx.hooks = &rx_hooks;
 	s->rx.hooks_ctx = s;
 	pl__device_telemetry_init(&s->dt, NULL, NULL);
+	pl__device_hello_init(&s->device);
 	pl__clock_offset_init(&s->clock);
 	return 0;
 }

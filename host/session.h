@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "clock_offset.h"
+#include "device_hello.h"
 #include "device_telemetry.h"
 #include "receiver.h"
 #include "transport.h"
@@ -57,6 +58,7 @@ struct pl_host_session {
 	struct pl_host_transport *link; /* NULL until pl__host_session_open */
 	struct pl_receiver rx;
 	struct pl_device_telemetry dt;
+	struct pl_device_hello device; /* its last HELLO */
 	struct pl_clock_offset clock;
 	bool connected;
 	uint64_t bad_pongs; /* pongs the clock offset refused */

@@ -118,6 +118,7 @@ int pl__summary_json(const struct pl_run_summary *s, struct pl_json *j)
 	}
 	pl__json_u64(j, "clock_offset_samples", s->offset_samples);
 	pl__json_str(j, "transport", s->transport);
+	pl__device_hello_json(s->device, j);
 	{
 		struct pl_payload_hash_choice hash;
 

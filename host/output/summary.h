@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device_hello.h"
 #include "device_telemetry.h"
 #include "json_writer.h"
 #include "latency_table.h"
@@ -35,6 +36,7 @@ int pl__latency_summarize(const struct pl_latency_table *t, bool have_offset, in
 struct pl_run_summary {
 	const struct pl_latency_table *table;
 	const struct pl_device_telemetry *telemetry;
+	const struct pl_device_hello *device; /* NULL: none kept */
 	const char *transport; /* "usb" or "tcp" */
 	uint64_t connects;
 	uint64_t frames, bytes, sequence_gaps, lost_messages;

@@ -85,9 +85,15 @@
 			if (v !== undefined && v !== null)
 				rows.push({ cells: [k, v] });
 		}
+		// summary.json's "device": the device's HELLO (docs/wire.md)
 		row('device', S['device.program'] !== undefined
-			? S['device.program'] + ' ' + (S['device.version'] || '')
-			: 'not in the recording (perflink-host --out keeps no HELLO of the device)');
+			? S['device.program'] + ' ' + (S['device.version'] || '') +
+				(S['device.wire_version'] !== undefined && S['device.wire_version'] !== null
+					? ', wire version ' + S['device.wire_version'] : '') +
+				(S['device.deadline_ms'] !== undefined && S['device.deadline_ms'] !== null
+					? ', deadline ' + S['device.deadline_ms'] + ' ms' : '')
+			: 'not in the recording (no HELLO from the device: recorded on the device, ' +
+				'or by a perflink-host before 0.1.0 kept it)');
 		row('transport', S.transport);
 		row('recorded for', S.seconds !== undefined ? fmt(S.seconds) + ' s' : undefined);
 		row('frames', data.frames);

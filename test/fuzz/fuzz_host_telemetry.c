@@ -6,11 +6,15 @@
  *     (so that the checksum, which random bytes never pass, is not what
  *     stops the fuzzer), then as raw bytes, into the receiver
  *     (host/receiver.c) in pieces whose size the first byte chooses, with
- *     the reply mode the first byte chooses too.
+ *     the reply mode the first byte chooses too;
+ *   - wrapped in a HELLO message, whose payload the device_hello reader
+ *     (host/output/device_hello.c) keeps for summary.json.
  * Checked: every message the receiver sends back passes the wire checks,
  * a telemetry type handed out is a safe file name, the link_diag summary
- * written from hostile lines is valid JSON, and the latency table never
+ * and the "device" object written from hostile input are valid JSON and
+ * the kept HELLO strings printable, and the latency table never
  * knows more round trips than frames. */
+#include "device_hello.h"
 #include "device_telemetry.h"
 #include "json_reader.h"
 #include "json_writer.h"
@@ -31,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct pl_receiver rx;
 static struct pl_device_telemetry dt;
 static struct pl_latency_table table;
+static struct pl_device_hello hello;
 static uint8_t msg[PL_WIRE_HEADER_SIZE + MAX_PAYLOAD + PAD];
 
 /* The receiver's replies, pongs and pings must be messages a device accepts. */
@@ -52,6 +57,12 @@ static void on_frame(void *ctx, const struct pl_wire_header *h, uint64_t now_ns)
 	(void)ctx;
 	pl__latency_table_add(&table, h->frame_id, h->sequence, h->payload_len, h->send_time_ns,
 			      now_ns, false, 0);
+}
+
+static void on_hello(void *ctx, const uint8_t *payload, size_t len)
+{
+	(void)ctx;
+	pl__device_hello_take(&hello, payload, len);
 }
 
 static void on_telemetry(void *ctx, const uint8_t *payload, size_t len)
@@ -107,7 +118,7 @@ static void feed_message(uint8_t type, uint64_t frame_id, const uint8_t *payload
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pl_receiver_hooks hooks = {
-		.frame = on_frame, .telemetry = on_telemetry, .reply = on_reply,
+		.frame = on_frame, .hello = on_hello, .telemetry = on_telemetry, .reply = on_reply,
 	};
 	static const enum pl_reply_mode modes[] = {
 		PL_REPLY_NONE, PL_REPLY_ECHO, PL_REPLY_DIGEST, PL_REPLY_ACK, PL_REPLY_APP,
@@ -133,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (off = 0; off < 10; off++)
 		pl__latency_table_add(&table, off, off, 100, 1000, 2000, false, 0);
 	pl__device_telemetry_init(&dt, &table, NULL);
+	pl__device_hello_init(&hello);
 	dt.line_hook = on_line;
 	pl__receiver_reset(&rx, PAD);
 	rx.reply = modes[data[0] % 5];
@@ -140,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl__device_telemetry_feed(&dt, (const char *)body, len);
 	feed_message(PL_MSG_TELEMETRY, 0, body, len);
 	feed_message(PL_MSG_FRAME, data[0], body, len);
+	feed_message(PL_MSG_HELLO, 0, body, len);
 	piece = (size_t)(data[0] >> 3) * 37 + 1;
 	for (off = 0; off < len; off += piece)
 		pl__receiver_feed(&rx, body + off, len - off < piece ? len - off : piece);
@@ -147,7 +160,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl__json_init(&j);
 	pl__json_begin_object(&j, NULL);
 	pl__device_telemetry_diag_json(&dt, &j, "device_send");
+	pl__device_hello_json(&hello, &j);
 	pl__json_end_object(&j);
+	for (const char *c = hello.program; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			abort();
 	{
 		const char *text = pl__json_finish(&j);
 

@@ -84,6 +84,9 @@ check "summary.json counts the producer's $frames frames" \
 	"grep -q '\"frames\": *$frames[,}]' '$d/host/summary.json'"
 check "summary.json has the round-trip percentiles" \
 	"grep -q '\"p99_ms\": *[0-9]' '$d/host/summary.json'"
+# the device's HELLO, which report.html's header shows (docs/wire.md HELLO)
+check "summary.json has the device as its HELLO said: perflinkd, wire version 1, over tcp" \
+	"python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))[\"device\"]; sys.exit(not (d[\"program\"] == \"perflinkd\" and d[\"wire_version\"] == 1 and d[\"transport\"] == \"tcp\" and d[\"hellos\"] >= 1 and d[\"hellos_malformed\"] == 0 and d[\"deadline_ms\"] > 0))' '$d/host/summary.json'"
 rows=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | wc -l)
 rtts=$(tail -n +2 "$d/host/frames.csv" 2>/dev/null | awk -F, '$7 != ""' | wc -l)
 check "frames.csv: $rows frames, $rtts with the device's round trip" \

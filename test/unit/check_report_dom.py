@@ -92,6 +92,9 @@ if sys.argv[3] == "oneway":
     src = doc.one(id="latency")
     ok(src is not None and "One way (device send to host receive" in src.content(),
        "without round trips the latency is one way")
+    head = doc.one(id="run-header")
+    ok(head is not None and "not in the recording (no HELLO from the device" in head.content(),
+       "a recording without summary.json's device says the device is not in it")
     pct = doc.one(id="latency-percentiles")
     ok(pct is not None and cells(pct.one(tag="tbody")) == ["2 ms", "9 ms", "9 ms", "9 ms"],
        "one-way p50 2 ms, p99 and max 9 ms")
@@ -118,6 +121,8 @@ head = doc.one(id="run-header")
 head_text = head.content() if head else ""
 ok("tcp" in head_text and "-1.2 µs" in head_text and "±45 µs" in head_text,
    "the header has the transport and the clock offset with its error from summary.json")
+ok("perflinkd 0.1.0, wire version 1, deadline 2000 ms" in head_text,
+   "and the device as its HELLO said (summary.json's device)")
 drops = doc.one(id="drop-table")
 drop_rows = {c[0]: c[1] for c in (cells(r) for r in drops.find(tag="tr")) if len(c) > 1} if drops else {}
 ok(drop_rows.get("frames held (link busy)") == "3" and drop_rows.get("frames lost") == "1"

@@ -112,7 +112,7 @@ JSON
 # the fuzz seed's first byte picks its file (test/fuzz/fuzz_recording.c)
 tail -c +2 "$render_window" > "$rec/telemetry/render_window.jsonl"
 cat > "$rec/summary.json" <<'JSON'
-{"p50_ms":11.1,"frames":20,"bytes":81920,"mbps":0.1,"seconds":1.0,"clock_offset_ns":-1200,"clock_offset_rtt_ns":90000,"clock_offset_samples":30,"transport":"tcp","connects":1,"sequence_gaps":0,"lost_messages":0,"reply_drops":0,"frames_not_kept":0,"device_send":null}
+{"p50_ms":11.1,"frames":20,"bytes":81920,"mbps":0.1,"seconds":1.0,"clock_offset_ns":-1200,"clock_offset_rtt_ns":90000,"clock_offset_samples":30,"transport":"tcp","device":{"program":"perflinkd","version":"0.1.0","transport":"tcp","wire_version":1,"packet_size":64,"deadline_ms":2000,"max_host_payload":4194304,"hellos":1,"hellos_malformed":0},"connects":1,"sequence_gaps":0,"lost_messages":0,"reply_drops":0,"frames_not_kept":0,"device_send":null}
 JSON
 
 "$host" --help 2>&1 | grep -q 'DIR/report.html, one page that needs no network'
