@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "latency_table.h"
+#include "live_metrics.h"
 #include "progress.h"
 #include "session.h"
 #include "telemetry_files.h"
@@ -24,6 +25,7 @@ struct pl_host_options {
 	char *frames_csv;
 	char *telemetry_dir;
 	double trace_max_mb;
+	double metrics_every_s;
 	double latency_wait_s;
 	long max_frames_kept;
 	long depth;
@@ -40,6 +42,7 @@ struct pl_host {
 	struct pl_telemetry_files files;
 	bool have_files;
 	struct pl_progress progress;
+	struct pl_live_metrics metrics; /* --out: metrics.prom while running */
 	uint64_t last_flush_ns;
 	uint64_t start_ns, end_ns;
 	uint64_t first_frame_ns, last_frame_ns;

@@ -43,6 +43,7 @@ static struct pl_host_options opt = {
 	.latency_wait_s = 2,
 	.max_frames_kept = 8000000,
 	.trace_max_mb = PL_TRACE_MAX_BYTES_DEFAULT / 1e6,
+	.metrics_every_s = 5,
 };
 
 static const struct pl_option options[] = {
@@ -77,6 +78,9 @@ static const struct pl_option options[] = {
 	  "with --out (and for export): a trace longer than this many MB (1e6 bytes; default "
 	  "256) goes into parts trace.perfetto-trace, trace.1.perfetto-trace, ... that each "
 	  "open on their own" },
+	{ "metrics-every", PL_OPT_DOUBLE, &opt.metrics_every_s, 0, 86400, "S",
+	  "with --out: replace DIR/metrics.prom every S seconds while the run goes on, for "
+	  "node_exporter's textfile collector (0: only at exit)" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -117,6 +121,14 @@ static void on_raw(void *ctx, size_t len)
 		h->first_byte_cpu_ns = h->last_byte_cpu_ns;
 	}
 	h->drained_bytes += len;
+}
+
+/* every valid telemetry line: what metrics.prom uses of it, kept */
+static void on_line(void *ctx, const char *type, const char *line, size_t len)
+{
+	struct pl_host *h = ctx;
+
+	pl__live_metrics_line(&h->metrics, type, line, len);
 }
 
 static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_ns)
@@ -228,6 +240,13 @@ static int run_step(struct pl_host *h, int timeout_ms)
 	}
 	pl__progress_tick(&h->progress, now, h->session.rx.frames, h->session.rx.frame_bytes,
 			  &h->table);
+	if (h->metrics.interval_ns) {
+		int64_t offset = 0;
+		uint64_t rtt;
+		bool have = pl__clock_offset_best(&h->session.clock, &offset, &rtt);
+
+		pl__live_metrics_tick(&h->metrics, now, &h->table, have, offset);
+	}
 	return 0;
 }
 
@@ -309,6 +328,9 @@ static void prepare_outputs(struct pl_host *h)
 			exit(1);
 		}
 		h->have_files = true;
+		if (pl__live_metrics_init(&h->metrics, opt.out, opt.metrics_every_s,
+					  pl__mono_ns()) < 0)
+			pl__fatalx("out of memory");
 	}
 	if (opt.telemetry_dir) {
 		char path[4096];
@@ -353,6 +375,7 @@ int main(int argc, char **argv)
 {
 	static const struct pl_host_session_hooks hooks = {
 		.frame = on_frame,
+		.line = on_line,
 	};
 	static const struct pl_host_session_hooks drain_hooks = {
 		.raw = on_raw,
@@ -412,6 +435,7 @@ int main(int argc, char **argv)
 	if (h.have_files)
 		pl__telemetry_files_close(&h.files);
 	pl__host_session_free(&h.session);
+	pl__live_metrics_free(&h.metrics);
 	pl__latency_table_free(&h.table);
 	pl__options_free(options);
 	return status;

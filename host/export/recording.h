@@ -204,6 +204,12 @@ const char *pl__recording_file_name(enum pl_recording_file f);
  * another -errno from opening or reading. A missing file is no error. */
 int pl__recording_read(struct pl_recording *r, const char *dir);
 void pl__recording_free(struct pl_recording *r);
+/* One line of telemetry file f (PL_REC_LINK_DIAG, _PROFILE, _STALL or
+ * _RESOURCES) taken as pl__recording_read takes each line of the file, for
+ * a recording built while the run goes on (live_metrics.h): 0 taken, 1
+ * skipped (counted in bad_lines), -ENOMEM. */
+int pl__recording_take_telemetry_line(struct pl_recording *r, enum pl_recording_file f,
+				      const char *text, size_t len);
 
 /* for the readers of each file (recording_*.c) */
 int pl__recording_read_frames_csv(struct pl_recording *r, int dir_fd);

@@ -405,6 +405,21 @@ static int telemetry_line(void *ctx, const char *text, size_t len)
 	}
 }
 
+int pl__recording_take_telemetry_line(struct pl_recording *r, enum pl_recording_file f,
+				      const char *text, size_t len)
+{
+	struct line_state s = { .r = r, .f = f };
+	int took = telemetry_line(&s, text, len);
+
+	free(s.stages);
+	free(s.procs);
+	r->present[f] = true;
+	r->lines[f]++;
+	if (took > 0)
+		r->bad_lines[f]++;
+	return took < 0 ? took : took > 0;
+}
+
 int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f)
 {
 	struct line_state s = { .r = r, .f = f };

@@ -48,6 +48,18 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 sleep 1
+# metrics.prom while the host still runs: replaced every 5 s by default
+# (--metrics-every), for node_exporter's textfile collector, which reads it
+# at any moment
+for _ in $(seq 80); do
+	[ -s "$d/host/metrics.prom" ] && break
+	sleep 0.1
+done
+cp "$d/host/metrics.prom" "$d/live.prom" 2>/dev/null
+check "metrics.prom is there before perflink-host exits, counting the producer's $frames frames" \
+	"kill -0 $hpid && grep -qx 'perflink_frames_total $frames' '$d/live.prom'"
+check "and promtool finds no problem in it: $(promtool check metrics <"$d/live.prom" 2>&1 | tr '\n' ' ')" \
+	"promtool check metrics <'$d/live.prom' >/dev/null 2>&1"
 st=$(status)
 kill -TERM "$hpid"
 wait "$hpid"
