@@ -7,8 +7,12 @@
  *
  *   lookup_renderer SECONDS dlsym|getproc|plugin SWAP_LIB
  *
- * Prints "swap_from MODULE frames N fps F": MODULE is the object the
- * swap pointer it got lies in. */
+ * Prints "swap_from MODULE frames N fps F [fps_after5 G]": MODULE is the
+ * object the swap pointer it got lies in; G, in a run longer than 5 s, its
+ * rate from 5 s to the end: what the sampler's render_stats at exit covers
+ * (its first period ends 5 s after the shim's start, a few ms before the
+ * program's, and the last runs to exit), so that the two can be compared
+ * on a machine whose load changes during the run. */
 #include "spin.h"
 
 #include <dlfcn.h>
@@ -35,8 +39,8 @@ int main(int argc, char **argv)
 	void *lib, *p = NULL;
 	swap_fn swap;
 	Dl_info where;
-	double start, end;
-	unsigned long frames = 0;
+	double start, end, at5 = 0;
+	unsigned long frames = 0, frames_at5 = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: lookup_renderer SECONDS dlsym|getproc|plugin SWAP_LIB\n");
@@ -71,13 +75,21 @@ int main(int argc, char **argv)
 		where.dli_fname = "?";
 	start = now_s();
 	end = start + atof(argv[1]);
-	while (now_s() < end) {
+	for (double t = start; t < end; t = now_s()) {
+		if (!at5 && t >= start + 5) {
+			at5 = t;
+			frames_at5 = frames;
+		}
 		sink = spin(1000000, sink);
 		swap(NULL, NULL);
 		frames++;
 	}
-	printf("swap_from %s frames %lu fps %.1f\n",
+	end = now_s();
+	printf("swap_from %s frames %lu fps %.1f",
 	       strrchr(where.dli_fname, '/') ? strrchr(where.dli_fname, '/') + 1 : where.dli_fname,
-	       frames, (double)frames / (now_s() - start));
+	       frames, (double)frames / (end - start));
+	if (at5 > 0 && end > at5)
+		printf(" fps_after5 %.1f", (double)(frames - frames_at5) / (end - at5));
+	printf("\n");
 	return 0;
 }
