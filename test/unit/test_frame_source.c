@@ -37,6 +37,18 @@ static void settle(void)
 	nanosleep(&ts, NULL); /* time for the maker to run ahead as far as it may */
 }
 
+/* Until the maker has made at least n (5 s at most: on a loaded machine its
+ * thread may not run for a while), then settle: a maker that went past n
+ * has had the time to show it. */
+static void settle_at(unsigned long n)
+{
+	struct timespec ts = { 0, 10000000 };
+
+	for (int i = 0; i < 500 && atomic_load(&made_count) < n; i++)
+		nanosleep(&ts, NULL);
+	settle();
+}
+
 int main(void)
 {
 	struct pl_frame_source *fs;
@@ -46,7 +58,7 @@ int main(void)
 	const uint8_t *f;
 
 	TAP_OK(pl__frame_source_start(&fs, LEN, 20, 3, make, NULL) == 0, "started: 20 frames, 3 ahead");
-	settle();
+	settle_at(3);
 	TAP_EQ_U64(atomic_load(&made_count), 3, "with nothing taken, 3 made and the maker waits");
 	for (uint64_t id = 0; id < 20; id++) {
 		f = pl__frame_source_take(fs, id, &hash);
@@ -55,7 +67,7 @@ int main(void)
 		in_order = in_order && f && memcmp(f, want, LEN) == 0;
 		hashes = hashes && f && hash == pl__wire_payload_hash(want, LEN);
 		if (id == 4) {
-			settle();
+			settle_at(7);
 			/* frames 0..3 released, 4 taken: the maker may make up to 4 + 3 - 1 */
 			TAP_EQ_U64(atomic_load(&made_count), 7,
 				   "never more than 3 ahead of the buffers given back");
