@@ -34,12 +34,14 @@ env LD_PRELOAD="$shim" PERFLINK_PROFILE=1 PERFLINK_PROFILE_INTERVAL=25 \
 	PERFLINK_PROFILE_EVENTS=1 \
 	PERFLINK_PROFILE_SYSLOG=off PERFLINK_STAGES="$stages" PERFLINK_SOCKET="$d/producers" \
 	"$capture" --frames 50 --fps 100 >"$d/capture.out" 2>&1
-check "capture_loop ran under the shim" '[ $? -eq 0 ]'
+capture_rc=$? # now: inside check, $? would be its own arithmetic's
+check "capture_loop ran under the shim (exit $capture_rc)" "[ $capture_rc -eq 0 ]"
 
 env LD_PRELOAD="$shim" PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=100 PERFLINK_SAMPLE_WINDOW=1 \
 	PERFLINK_SAMPLE_OUT="$d/render.txt" PERFLINK_SOCKET="$d/producers" \
 	"$renderer" 3 >"$d/renderer.out" 2>&1
-check "the renderer ran under the sampler" '[ $? -eq 0 ] && [ -s "$d/render.txt" ]'
+renderer_rc=$?
+check "the renderer ran under the sampler (exit $renderer_rc)" "[ $renderer_rc -eq 0 ] && [ -s '$d/render.txt' ]"
 
 # The telemetry has to cross the link; the round trips come every 0.5 s.
 for _ in $(seq 50); do

@@ -29,7 +29,8 @@ check "perflinkd runs without a link, recording in $rec" 'status | grep -q "\"re
 env LD_PRELOAD="$shim" PERFLINK_PROFILE=1 PERFLINK_PROFILE_INTERVAL=25 PERFLINK_PROFILE_EVENTS=1 \
 	PERFLINK_PROFILE_SYSLOG=off PERFLINK_STAGES="$stages" PERFLINK_SOCKET="$d/producers" \
 	"$capture" --frames 50 --fps 100 >"$d/capture.out" 2>&1
-check "capture_loop ran under the shim" '[ $? -eq 0 ]'
+capture_rc=$? # now: inside check, $? would be its own arithmetic's
+check "capture_loop ran under the shim (exit $capture_rc)" "[ $capture_rc -eq 0 ]"
 # the shim's reporter sends what is due at exit; perflinkd drains it every 100 ms
 for _ in $(seq 50); do
 	[ "$(grep -c '"comm":"capture_loop"' "$rec/telemetry/perflink-profile.jsonl" 2>/dev/null)" -ge 2 ] &&
