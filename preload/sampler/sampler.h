@@ -10,6 +10,8 @@
  * (the registers, per CPU), sampler_ring.c (the handler's ring),
  * sampler_modules.c (the loaded modules, under the loader's lock),
  * sampler_unwind.c (the walk), sampler_stacks.c (aggregation),
+ * sampler_build_ids.c (the modules a window's frames are in, with their
+ * build-ids, for the host),
  * sampler_report.c (text and folded stacks), sampler_file.c (the rotating
  * files), sampler_thread.c (the thread and its life); sampler_off.c
  * replaces the libunwind-dependent ones in a build without libunwind.
@@ -271,6 +273,35 @@ void pl__demangle_window(void);
  * readable when it is a C++ name and a demangler is at hand; as it is
  * otherwise. Cut to fit after demangling, never before. */
 void pl__demangle(const char *name, char *out, size_t cap);
+
+/* --- sampler_build_ids.c: the modules a window's frames are in --------- */
+
+#define PL_BUILD_ID_MAX 64     /* bytes of a build-id kept; a longer one is none */
+#define PL_MODULE_NAME_MAX 128 /* a module's name as the frames spell it */
+
+/* A module a window's frames named, for the host to symbolise its
+ * module+offset frames by (docs/sampler.md, "Modules and build-ids"). The
+ * offset in "NAME+0xOFFSET" is the address less the module's load bias
+ * (dlpi_addr): an address in the ELF file's own virtual address space. */
+struct pl_window_module {
+	const char *name;     /* as the frames spell it ("renderer" in "renderer+0x1234") */
+	const char *path;     /* the loader's (the program's: /proc/self/exe's target) */
+	const char *build_id; /* NT_GNU_BUILD_ID in lowercase hex; "": none */
+	bool in_window;       /* a frame of this window is in it */
+};
+
+/* Sampler thread, inside dl_iterate_phdr's callback for info's module
+ * (its notes are read there, mapped): its entry, its build-id read the
+ * first time. Never NULL: a full table reuses its oldest entry. */
+struct dl_phdr_info;
+struct pl_window_module *pl__window_module_note(const struct dl_phdr_info *info);
+/* A frame of this window named m as frame_name. */
+void pl__window_module_use(struct pl_window_module *m, const char *frame_name);
+/* A new window: none named yet. */
+void pl__window_modules_reset(void);
+/* The window's modules, one a call from *cursor (0 to start); NULL after
+ * the last. */
+const struct pl_window_module *pl__window_module_at(size_t *cursor);
 
 /* --- sampler_report.c ---------------------------------------------------- */
 

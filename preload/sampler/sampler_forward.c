@@ -3,11 +3,14 @@
  *   {"type":"render_window","pid":N,"comm":"...","tid":N,"mono_ns":N,
  *    "window_s":N,"sample_period_ns":N,"fps":X,"frame_ms":X,
  *    "report":"<the window's text>","folded":"<folded stacks>",
+ *    "modules":[{"name":"...","path":"...","build_id":"HEX"},...],
  *    "samples":[[MONO_NS,LINE],...],"samples_dropped":N,"windows_not_sent":N}
  * so the host gets the same report the file has, with the period what a
  * sample stands for in CPU time (its pprof profile's cpu/nanoseconds), and
  * with the samples when each was taken and which folded line (from 0; -1:
- * idle or not in the table) it went into: the render thread's timeline.
+ * idle or not in the table) it went into: the render thread's timeline;
+ * and with the modules its frames are in, each with its build-id, so that
+ * the host can name from debug files the frames left as module+offset.
  * A line longer than perflinkd's ring takes gets its folded stacks cut to
  * fit (folded_cut_lines says how many lines went); a window that could
  * still not be handed on is counted in the next one's windows_not_sent.
@@ -29,7 +32,8 @@ static const char *make_line(struct pl_json *j, uint32_t window_s, uint64_t peri
 			     const char *folded, size_t flen, uint64_t cut_lines,
 			     const struct pl_window_samples *ws)
 {
-	size_t i;
+	const struct pl_window_module *m;
+	size_t i, cursor;
 
 	pl__json_reset(j);
 	pl__json_begin_object(j, NULL);
@@ -50,6 +54,16 @@ static const char *make_line(struct pl_json *j, uint32_t window_s, uint64_t peri
 	pl__json_str_n(j, "folded", folded ? folded : "", folded ? flen : 0);
 	if (cut_lines)
 		pl__json_u64(j, "folded_cut_lines", cut_lines);
+	pl__json_begin_array(j, "modules");
+	for (cursor = 0; (m = pl__window_module_at(&cursor));) {
+		pl__json_begin_object(j, NULL);
+		pl__json_str(j, "name", m->name);
+		pl__json_str(j, "path", m->path);
+		if (m->build_id[0])
+			pl__json_str(j, "build_id", m->build_id);
+		pl__json_end_object(j);
+	}
+	pl__json_end_array(j);
 	pl__json_begin_array(j, "samples");
 	for (i = 0; i < ws->n; i++) {
 		pl__json_begin_array(j, NULL);

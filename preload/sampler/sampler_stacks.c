@@ -73,6 +73,7 @@ void pl__stacks_reset(void)
 	memset(sites, 0, NAME_SLOTS * sizeof(*sites));
 	n_funcs = 0;
 	samples = idle = overflow = cut_short = 0;
+	pl__window_modules_reset();
 }
 
 void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o, uint64_t *c)
@@ -167,6 +168,7 @@ struct module_find {
 	uintptr_t pc, base;
 	bool found;
 	char name[PATH_MAX];
+	struct pl_window_module *module; /* its build-id, read while it is held still */
 };
 
 static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -183,6 +185,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			m->found = true;
 			m->base = info->dlpi_addr;
 			snprintf(m->name, sizeof(m->name), "%s", info->dlpi_name ? info->dlpi_name : "");
+			m->module = pl__window_module_note(info);
 			return 1;
 		}
 	}
@@ -211,8 +214,9 @@ void pl__stacks_names_refresh(void)
 }
 
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
- * NULL). False: no object there (any more). */
-static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
+ * NULL), *module its entry in the window's modules. False: no object
+ * there (any more). */
+static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_window_module **module)
 {
 	const ElfW(Sym) *sym = NULL;
 	struct module_find m;
@@ -238,6 +242,7 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin)
 			info->dli_sname = NULL;
 			info->dli_saddr = NULL;
 		}
+		*module = m.module;
 		return true;
 	}
 	if (*pin)
@@ -258,6 +263,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	bool held;
 	Dl_info info;
 	void *pin;
+	struct pl_window_module *module = NULL;
 
 	for (probe = 0, i = (uint32_t)h & (NAME_SLOTS - 1); probe < NAME_SLOTS / 2;
 	     probe++, i = (i + 1) & (NAME_SLOTS - 1)) {
@@ -278,7 +284,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		return &crowded;
 	}
 	memset(&info, 0, sizeof(info));
-	held = dladdr_held(look, &info, &pin);
+	held = dladdr_held(look, &info, &pin, &module);
 	if (!held && !pl__modules_anon_exec(look) && !maps_read_this_window) {
 		/* code made since the mappings were last read: once a window */
 		maps_read_this_window = true;
@@ -297,6 +303,9 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);
 	} else {
 		const char *mod = base_name(info.dli_fname);
+		/* the load bias (dli_fbase is dlpi_addr, dladdr_held checked):
+		 * an address in the file's own vaddr space, which the host's
+		 * symbolisation reads the file's symbols and DWARF in */
 		unsigned long moff = (unsigned long)(look - (uintptr_t)info.dli_fbase);
 		char sym[NAME_MAX_LEN / 2], where[NAME_MAX_LEN / 2], full[SYMBOL_FULL_MAX];
 		const char *raw = info.dli_sname;
@@ -326,6 +335,8 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 			snprintf(s->line, sizeof(s->line), "%s+%#lx %s", mod, moff, sym);
 		else
 			snprintf(s->line, sizeof(s->line), "%s+%#lx", mod, moff);
+		if (module)
+			pl__window_module_use(module, mod);
 		if (pin)
 			dlclose(pin);
 	}

@@ -15,7 +15,12 @@
  * --probe-arming: after the first frame (its swap names the render thread
  * to the sampler), keep rendering's CPU busy and watch /proc/self/timers
  * for the sampler's timer; prints "armed_ms M" (wall milliseconds from the
- * first swap's return) or "armed_ms none" after 1 s. */
+ * first swap's return) or "armed_ms none" after 1 s.
+ *
+ * Built with -DRENDERER_HOT_STATIC (symbols_renderer, for the
+ * preload_sampler_symbols test), hot_a and hot_b are static, as the hot
+ * code of a vendor's program is: once it is stripped, only its debug file
+ * names them. */
 #include "spin.h"
 
 #include <pthread.h>
@@ -27,8 +32,13 @@
 
 void testswap_set_spin(uint64_t iterations);
 unsigned int eglSwapBuffers(void *dpy, void *surface);
-uint64_t hot_a(uint64_t n);
-uint64_t hot_b(uint64_t n);
+#ifdef RENDERER_HOT_STATIC
+#define HOT_LINKAGE static
+#else
+#define HOT_LINKAGE
+#endif
+HOT_LINKAGE uint64_t hot_a(uint64_t n);
+HOT_LINKAGE uint64_t hot_b(uint64_t n);
 void render_frame(void);
 
 static uint64_t per_ms; /* spin iterations a millisecond of CPU */
@@ -48,12 +58,12 @@ static double now_s(clockid_t clock)
 }
 
 /* exported, not inlined: the sampler names them through dladdr */
-__attribute__((noinline, noclone)) uint64_t hot_a(uint64_t n)
+HOT_LINKAGE __attribute__((noinline, noclone)) uint64_t hot_a(uint64_t n)
 {
 	return spin(n, sink);
 }
 
-__attribute__((noinline, noclone)) uint64_t hot_b(uint64_t n)
+HOT_LINKAGE __attribute__((noinline, noclone)) uint64_t hot_b(uint64_t n)
 {
 	return spin(n, sink + 1);
 }
