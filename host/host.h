@@ -26,6 +26,7 @@ struct pl_host_options {
 	char *telemetry_dir;
 	double trace_max_mb;
 	double metrics_every_s;
+	char *sysroot, *debug_dir;
 	double latency_wait_s;
 	long max_frames_kept;
 	long depth;

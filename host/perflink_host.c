@@ -81,6 +81,14 @@ static const struct pl_option options[] = {
 	{ "metrics-every", PL_OPT_DOUBLE, &opt.metrics_every_s, 0, 86400, "S",
 	  "with --out: replace DIR/metrics.prom every S seconds while the run goes on, for "
 	  "node_exporter's textfile collector (0: only at exit)" },
+	{ "sysroot", PL_OPT_STRING, &opt.sysroot, 0, 0, "DIR",
+	  "with --out (and for export): name the render sampler's frames the device left as "
+	  "module+offset (stripped code) from debug files found by the module's build-id, "
+	  "DIR/usr/lib/debug/.build-id/xx/rest.debug, or from the module's path under DIR "
+	  "when its build-id matches; a file of another build-id is never used (said once)" },
+	{ "debug-dir", PL_OPT_STRING, &opt.debug_dir, 0, 0, "DIR",
+	  "with --out (and for export): like --sysroot, DIR/.build-id/xx/rest.debug first "
+	  "(a folder of the /usr/lib/debug layout)" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -148,7 +156,7 @@ static void on_frame(void *ctx, const struct pl_wire_header *hdr, uint64_t now_n
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: perflink-host [OPTIONS]\n"
-		     "       perflink-host export [--trace-max-mb MB] DIR\n"
+		     "       perflink-host export [--trace-max-mb MB] [--sysroot DIR] [--debug-dir DIR] DIR\n"
 		     "       perflink-host compare [--label-a T] [--label-b T] [--markdown] A B\n\n"
 		     "Receive what perflinkd sends over USB (or TCP with --tcp), check every message\n"
 		     "(sequence, length, checksum, padding), reply to frames, ping the device once a\n"
@@ -168,7 +176,11 @@ static void usage(FILE *out)
 		     "browser from disk): the run's header and drops, latency percentiles,\n"
 		     "histogram and time series with stalls, the worst frames with what the\n"
 		     "device did during each, the stage table, the render thread's flame graph,\n"
-		     "per-process CPU and RSS. A trace past --trace-max-mb (256 MB) goes into\n"
+		     "per-process CPU and RSS; and DIR/stacks.folded (every render stack, for\n"
+		     "flamegraph.pl). With --sysroot or --debug-dir (as the options below say),\n"
+		     "frames the device could only give as module+offset get their names, and\n"
+		     "file:line in the profiles, from debug files of the module's build-id.\n"
+		     "A trace past --trace-max-mb (256 MB) goes into\n"
 		     "parts that each open on their own. Lines that do not parse are skipped\n"
 		     "and counted (stderr and perflink_export_skipped_lines_total). Exit 0, or 1\n"
 		     "when DIR holds no recording or a file could not be read or written.\n\n"
@@ -344,31 +356,44 @@ static void prepare_outputs(struct pl_host *h)
 	}
 }
 
-/* perflink-host export [--trace-max-mb MB] DIR */
+/* perflink-host export [--trace-max-mb MB] [--sysroot DIR] [--debug-dir DIR] DIR */
 static int export_command(int argc, char **argv)
 {
-	double max_mb = PL_TRACE_MAX_BYTES_DEFAULT / 1e6;
+	static const char usage_line[] =
+		"usage: perflink-host export [--trace-max-mb MB] [--sysroot DIR] [--debug-dir DIR] "
+		"DIR\n";
+	struct pl_export_options eo = { .trace_max_bytes = PL_TRACE_MAX_BYTES_DEFAULT };
+	double max_mb;
 	char *end;
 
 	if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
 		usage(stdout);
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[0], "--trace-max-mb") == 0) {
-		max_mb = strtod(argv[1], &end);
-		if (end == argv[1] || *end || !(max_mb >= 0.001 && max_mb <= 1e6)) {
-			fprintf(stderr, "perflink-host export: --trace-max-mb takes a size in MB "
-					"from 0.001 to 1e6, not '%s'\n", argv[1]);
-			return 2;
+	while (argc >= 3 && argv[0][0] == '-') {
+		if (strcmp(argv[0], "--trace-max-mb") == 0) {
+			max_mb = strtod(argv[1], &end);
+			if (end == argv[1] || *end || !(max_mb >= 0.001 && max_mb <= 1e6)) {
+				fprintf(stderr, "perflink-host export: --trace-max-mb takes a size in "
+						"MB from 0.001 to 1e6, not '%s'\n", argv[1]);
+				return 2;
+			}
+			eo.trace_max_bytes = (uint64_t)(max_mb * 1e6);
+		} else if (strcmp(argv[0], "--sysroot") == 0) {
+			eo.symbols.sysroot = argv[1];
+		} else if (strcmp(argv[0], "--debug-dir") == 0) {
+			eo.symbols.debug_dir = argv[1];
+		} else {
+			break;
 		}
 		argc -= 2;
 		argv += 2;
 	}
 	if (argc != 1 || argv[0][0] == '-') {
-		fprintf(stderr, "usage: perflink-host export [--trace-max-mb MB] DIR\n");
+		fputs(usage_line, stderr);
 		return 2;
 	}
-	return pl__export_dir(argv[0], (uint64_t)(max_mb * 1e6)) < 0 ? 1 : 0;
+	return pl__export_dir(argv[0], &eo) < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)

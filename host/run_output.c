@@ -100,6 +100,10 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 	print_summary(h, &s);
 
 	if (opt->out) {
+		const struct pl_export_options eo = {
+			.trace_max_bytes = (uint64_t)(opt->trace_max_mb * 1e6),
+			.symbols = { opt->sysroot, opt->debug_dir },
+		};
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/frames.csv", opt->out);
@@ -110,7 +114,7 @@ int pl__host_report(struct pl_host *h, const struct pl_host_options *opt)
 			status = 1;
 		}
 		/* the same as `perflink-host export DIR` afterwards */
-		if (pl__export_dir(opt->out, (uint64_t)(opt->trace_max_mb * 1e6)) < 0)
+		if (pl__export_dir(opt->out, &eo) < 0)
 			status = 1;
 	}
 	if (opt->frames_csv)

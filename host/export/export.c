@@ -7,6 +7,8 @@
 #include "pprof_profile.h"
 #include "recording.h"
 #include "report_html.h"
+#include "stacks_folded.h"
+#include "symbolize.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -143,7 +145,7 @@ static int write_trace(const struct pl_recording *r, const char *dir, uint64_t t
 	return 0;
 }
 
-int pl__export_dir(const char *dir, uint64_t trace_max_bytes)
+int pl__export_dir(const char *dir, const struct pl_export_options *opt)
 {
 	struct pl_recording r;
 	int err, status;
@@ -159,12 +161,20 @@ int pl__export_dir(const char *dir, uint64_t trace_max_bytes)
 		return err;
 	}
 	report_skipped(&r, dir);
-	status = write_file(&r, dir, "metrics.prom", pl__metrics_prom_write);
-	err = write_trace(&r, dir, trace_max_bytes);
+	/* a sysroot that cannot be read leaves the device's names: said, and
+	 * the files are still written */
+	status = pl__recording_symbolize(&r, &opt->symbols) == -ENOMEM ? -ENOMEM : 0;
+	err = write_file(&r, dir, "metrics.prom", pl__metrics_prom_write);
+	if (err < 0 && status == 0)
+		status = err;
+	err = write_trace(&r, dir, opt->trace_max_bytes);
 	if (err < 0 && status == 0)
 		status = err;
 	err = write_profiles(&r, dir);
 	if (err < 0 && status == 0)
+		status = err;
+	if (r.n_windows && (err = write_file(&r, dir, "stacks.folded", pl__stacks_folded_write)) < 0 &&
+	    status == 0)
 		status = err;
 	{
 		struct pl_report_html report = { &r, dir };

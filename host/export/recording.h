@@ -119,14 +119,26 @@ struct pl_recorded_stack {
 	uint64_t count;
 };
 
+/* A module a window's frames fell in (render_window's "modules", docs/wire.md
+ * "Frames a host can name"): name as its MODULE+0xOFFSET frames spell it,
+ * the file's path on the device, and its GNU build-id in lowercase hex
+ * ("" when the device read none, or what it sent was not hex). */
+#define PL_REC_BUILD_ID_HEX 128 /* 64 bytes, as the device keeps them */
+struct pl_recorded_module {
+	char *name, *path; /* malloc'd, NUL-terminated; path may be NULL */
+	char build_id[PL_REC_BUILD_ID_HEX + 1];
+};
+
 /* One render sampler window: its stacks are stacks[first_stack ..
- * first_stack + n_stacks). */
+ * first_stack + n_stacks), its modules modules[first_module ..
+ * first_module + n_modules). */
 struct pl_recorded_window {
 	int64_t pid;
 	char comm[PL_REC_NAME];
 	uint64_t window_s;
 	uint64_t period_ns; /* the sampling timer's interval; 0: not said */
 	size_t first_stack, n_stacks;
+	size_t first_module, n_modules;
 };
 
 /* What a window's report says of a function the folded stacks name: its
@@ -188,6 +200,8 @@ struct pl_recording {
 	size_t n_stacks, cap_stacks;
 	struct pl_recorded_function *functions;
 	size_t n_functions, cap_functions;
+	struct pl_recorded_module *modules;
+	size_t n_modules, cap_modules;
 	/* folded lines inside valid render_window lines that did not parse */
 	uint64_t bad_stack_lines;
 	struct pl_recorded_sample *samples;
@@ -216,6 +230,13 @@ int pl__recording_read_frames_csv(struct pl_recording *r, int dir_fd);
 int pl__recording_read_telemetry(struct pl_recording *r, int dir_fd, enum pl_recording_file f);
 int pl__recording_read_stage_calls(struct pl_recording *r, int dir_fd);
 int pl__recording_read_render_windows(struct pl_recording *r, int dir_fd);
+/* The function whose name as the report shows it is shown (' ' and ';'
+ * become '_' in its folded spelling), made if new; call
+ * pl__recording_functions_sorted afterwards. NULL: no memory. */
+struct pl_recorded_function *pl__recording_function_add(struct pl_recording *r,
+							 const char *shown);
+/* Sort the functions again, for pl__recording_function. */
+void pl__recording_functions_sorted(struct pl_recording *r);
 /* The function named name (as in the folded stacks), or NULL. */
 const struct pl_recorded_function *pl__recording_function(const struct pl_recording *r,
 							  const char *name);

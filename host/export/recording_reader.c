@@ -147,6 +147,11 @@ void pl__recording_free(struct pl_recording *r)
 		free(r->functions[i].module);
 		free(r->functions[i].file);
 	}
+	for (i = 0; i < r->n_modules; i++) {
+		free(r->modules[i].name);
+		free(r->modules[i].path);
+	}
+	free(r->modules);
 	free(r->windows);
 	free(r->stacks);
 	free(r->functions);

@@ -3,6 +3,7 @@
  * window:
  *   {"type":"render_window","pid":N,"comm":"...","tid":N,"mono_ns":N,
  *    "window_s":N,"sample_period_ns":N,"report":"<text>","folded":"<stacks>",
+ *    "modules":[{"name":S,"path":S,"build_id":HEX},...],
  *    "samples":[[MONO_NS,LINE],...],"samples_dropped":N}
  * The folded text gives the stacks and their counts; the report is read
  * only for what the folded text leaves out: each function's module (its
@@ -12,7 +13,9 @@
  * does not parse (bad_stack_lines), and the window keeps the rest. A
  * timed sample names its stack by the folded line (from 0) it went into;
  * one that names no line that parsed is kept without a stack, and a
- * sample that is not two numbers is left out. */
+ * sample that is not two numbers is left out. A module without a name is
+ * left out, a build-id that is not hex (of whole bytes, at most 64) is
+ * taken as none: a host must never pick a debug file by a guess. */
 #include "proc_parse.h"
 #include "recording.h"
 #include "json_reader.h"
@@ -22,6 +25,13 @@
 #include <string.h>
 
 #define MAX_SAMPLES 65536 /* timed samples in one line; the device sends 4096 at most */
+#define MAX_MODULES 1024  /* modules in one line; the device keeps 128 */
+#define MODULE_TEXT_MAX 4096 /* a module's name or path, longer is cut */
+
+struct listed_module {
+	char *name, *path;
+	char build_id[PL_REC_BUILD_ID_HEX + 1];
+};
 
 struct timed {
 	uint64_t mono_ns;
@@ -40,7 +50,54 @@ struct window_line {
 	uint64_t tid, dropped;
 	struct timed *timed; /* kept across lines, reset for each */
 	size_t n_timed, cap_timed;
+	struct listed_module *modules; /* this line's */
+	size_t n_modules, cap_modules;
 };
+
+/* The hex of whole bytes, lowercased into out, or "" */
+static void take_build_id(char *out, const char *hex)
+{
+	size_t n = strlen(hex), i;
+
+	out[0] = '\0';
+	if (n == 0 || n % 2 || n > PL_REC_BUILD_ID_HEX || strspn(hex, "0123456789abcdefABCDEF") != n)
+		return;
+	for (i = 0; i < n; i++)
+		out[i] = (char)(hex[i] >= 'A' && hex[i] <= 'F' ? hex[i] - 'A' + 'a' : hex[i]);
+	out[n] = '\0';
+}
+
+static void on_module(struct window_line *w, size_t index, const char *rest, const char *value)
+{
+	struct listed_module *m;
+	char **text = NULL;
+
+	m = pl__recording_item_at((void **)&w->modules, &w->n_modules, &w->cap_modules, sizeof(*m),
+				  index);
+	if (!m) {
+		w->err = -ENOMEM;
+		return;
+	}
+	if (strcmp(rest, "name") == 0)
+		text = &m->name;
+	else if (strcmp(rest, "path") == 0)
+		text = &m->path;
+	else if (strcmp(rest, "build_id") == 0)
+		take_build_id(m->build_id, value);
+	if (text && !*text && !(*text = strndup(value, MODULE_TEXT_MAX)))
+		w->err = -ENOMEM;
+}
+
+static void free_modules(struct window_line *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n_modules; i++) {
+		free(w->modules[i].name);
+		free(w->modules[i].path);
+	}
+	w->n_modules = 0;
+}
 
 static void on_sample(struct window_line *w, size_t index, const char *rest, const char *value)
 {
@@ -105,6 +162,12 @@ static void on_scalar(void *ctx, const char *path, enum pl_json_kind kind, const
 
 		if (rest)
 			on_sample(w, index, rest, value);
+	} else if (kind == PL_JSON_STRING) {
+		size_t index;
+		const char *rest = pl__recording_item_of(path, "modules", MAX_MODULES, &index);
+
+		if (rest)
+			on_module(w, index, rest, value);
 	}
 }
 
@@ -337,23 +400,53 @@ static int take_samples(struct pl_recording *r, const struct window_line *w,
 	return 0;
 }
 
+/* The line's named modules, owned by the recording from here. */
+static int take_modules(struct pl_recording *r, struct pl_recorded_window *win,
+			struct window_line *w)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < w->n_modules; i++) {
+		struct listed_module *l = &w->modules[i];
+		struct pl_recorded_module *m;
+
+		if (!l->name || !l->name[0])
+			continue;
+		if ((err = pl__recording_grow((void **)&r->modules, &r->cap_modules, r->n_modules,
+					      sizeof(*r->modules))) < 0)
+			return err;
+		m = &r->modules[r->n_modules++];
+		m->name = l->name;
+		m->path = l->path;
+		memcpy(m->build_id, l->build_id, sizeof(m->build_id));
+		l->name = l->path = NULL;
+		win->n_modules++;
+	}
+	return 0;
+}
+
 static int window_line(void *ctx, const char *text, size_t len)
 {
 	struct window_line *w = ctx;
 	struct pl_recording *r = w->r;
 	struct pl_recorded_window *win;
 	struct timed *timed = w->timed;
-	size_t cap_timed = w->cap_timed;
+	struct listed_module *modules = w->modules;
+	size_t cap_timed = w->cap_timed, cap_modules = w->cap_modules;
 	int64_t *line_stack = NULL;
 	size_t n_lines = 0, cap_lines = 0;
 	int err;
 
 	free(w->folded);
 	free(w->report);
+	free_modules(w);
 	memset(w, 0, sizeof(*w));
 	w->r = r;
 	w->timed = timed;
 	w->cap_timed = cap_timed;
+	w->modules = modules;
+	w->cap_modules = cap_modules;
 	err = pl__json_walk(text, len, on_scalar, w);
 	if (w->err < 0)
 		return w->err;
@@ -371,9 +464,12 @@ static int window_line(void *ctx, const char *text, size_t len)
 	win->window_s = w->window_s;
 	win->period_ns = w->period_ns;
 	win->first_stack = r->n_stacks;
+	win->first_module = r->n_modules;
 	err = read_folded(r, win, w->folded, &line_stack, &n_lines, &cap_lines);
 	if (err == 0)
 		err = take_samples(r, w, line_stack, n_lines);
+	if (err == 0)
+		err = take_modules(r, win, w);
 	free(line_stack);
 	if (err < 0)
 		return err;
@@ -386,6 +482,19 @@ static int by_name(const void *a, const void *b)
 		      ((const struct pl_recorded_function *)b)->name);
 }
 
+struct pl_recorded_function *pl__recording_function_add(struct pl_recording *r, const char *shown)
+{
+	int err = 0;
+
+	return function_for(r, shown, strlen(shown), &err);
+}
+
+void pl__recording_functions_sorted(struct pl_recording *r)
+{
+	if (r->n_functions)
+		qsort(r->functions, r->n_functions, sizeof(*r->functions), by_name);
+}
+
 int pl__recording_read_render_windows(struct pl_recording *r, int dir_fd)
 {
 	struct window_line w = { .r = r };
@@ -395,9 +504,10 @@ int pl__recording_read_render_windows(struct pl_recording *r, int dir_fd)
 	free(w.folded);
 	free(w.report);
 	free(w.timed);
+	free_modules(&w);
+	free(w.modules);
 	/* for pl__recording_function's bsearch */
-	if (r->n_functions)
-		qsort(r->functions, r->n_functions, sizeof(*r->functions), by_name);
+	pl__recording_functions_sorted(r);
 	return err;
 }
 

@@ -3,12 +3,16 @@
  * The input's first byte picks the file the rest becomes: frames.csv or
  * one of the telemetry files the export reads; the directory is then read
  * back (host/export/recording_*.c) and written as Prometheus text, as
- * a Perfetto trace, as pprof profiles (merged and per window) and as
- * report.html, into memory.
+ * a Perfetto trace, as pprof profiles (merged and per window), as
+ * report.html and as stacks.folded, into memory, after the module+offset
+ * frames of its render windows went through the host's symbolisation
+ * (host/export/symbolize.c: the frames and the windows' modules parsed,
+ * a debug folder with no file in it looked in).
  * Checked: reading a directory that holds the file never says there is no
  * recording; the lines read and the lines skipped agree; the frames kept
  * are no more than the lines, the windows no more than theirs, each
- * window's stacks inside the recording's; every writer succeeds; no
+ * window's stacks and modules inside the recording's, every module
+ * named and its build-id hex of whole bytes or empty; every writer succeeds; no
  * '<' inside report.html's data element (nothing the recording holds can
  * end it). */
 #include "metrics_prom.h"
@@ -16,6 +20,8 @@
 #include "pprof_profile.h"
 #include "recording.h"
 #include "report_html.h"
+#include "stacks_folded.h"
+#include "symbolize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,8 +136,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r.n_windows > r.lines[PL_REC_RENDER_WINDOW])
 		abort();
 	for (w = 0; w < r.n_windows; w++)
-		if (r.windows[w].first_stack + r.windows[w].n_stacks > r.n_stacks)
+		if (r.windows[w].first_stack + r.windows[w].n_stacks > r.n_stacks ||
+		    r.windows[w].first_module + r.windows[w].n_modules > r.n_modules)
 			abort();
+	for (w = 0; w < r.n_modules; w++) {
+		size_t n = strlen(r.modules[w].build_id);
+
+		if (!r.modules[w].name || !r.modules[w].name[0] || n % 2 ||
+		    strspn(r.modules[w].build_id, "0123456789abcdef") != n)
+			abort();
+	}
+	{
+		/* no file is there: every build-id is looked for and not found */
+		struct pl_symbol_dirs dirs = { NULL, dir };
+
+		err = pl__recording_symbolize(&r, &dirs);
+		if (err < 0 && err != -ENOMEM && err != -ENOTSUP)
+			abort();
+	}
 	write_out(pl__metrics_prom_write, &r);
 	write_out(pl__perfetto_trace_write, &r);
 	write_out(pl__pprof_write_merged, &r);
@@ -141,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		write_out(pl__pprof_write_window, &pw);
 	}
 	write_report(&r);
+	write_out(pl__stacks_folded_write, &r);
 	pl__recording_free(&r);
 	return 0;
 }

@@ -54,9 +54,10 @@ start_daemon_tcp() {
 }
 
 # perflink-host --tcp (needs $host) to $port in the background, echoing
-# replies, --out $d/host, its output in $d/host.out; waits for the link.
+# replies, --out $d/host, with any more options given, its output in
+# $d/host.out; waits for the link.
 start_host_tcp() {
-	"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" >"$d/host.out" 2>&1 &
+	"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" "$@" >"$d/host.out" 2>&1 &
 	hpid=$!
 	for _ in $(seq 100); do
 		status | grep -q '"state":"up"' && break

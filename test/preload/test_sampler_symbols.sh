@@ -9,8 +9,10 @@
 #   - on the device, the hot functions can only be module+offset, and each
 #     window lists its modules with their build-ids (the program's is the
 #     one readelf sees in the file);
-#   - perflink-host export --sysroot names them from the debug file, in
-#     stacks.folded and in the pprof profile (function, file and line);
+#   - perflink-host --sysroot (live, at the run's end) and perflink-host
+#     export --sysroot name them from the debug file, in stacks.folded and
+#     in the pprof profile (function, file and line); so does the
+#     unstripped program at its device path under a sysroot;
 #   - a debug file whose build-id differs is refused (said once) and the
 #     frames stay module+offset.
 #
@@ -37,8 +39,15 @@ check "the stripped copy keeps its build-id ($id) and has no symbol table" \
 	"[ -n '$id' ] && [ '$id' = '$(build_id_of "$renderer")' ] &&
 	 ! readelf -S '$d/symbols_renderer' | grep -q '\\.symtab'"
 
+# the sysroot: the debug part filed by build-id
+sysroot=$d/sysroot
+mkdir -p "$sysroot/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)"
+cp "$d/debug/symbols_renderer.debug" \
+	"$sysroot/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+
 start_daemon_tcp
-start_host_tcp
+# with the sysroot: the names are made at the run's end
+start_host_tcp --sysroot "$sysroot"
 # libtestswap.so is found beside the renderer that was built
 env -u DEBUGINFOD_URLS LD_LIBRARY_PATH="$(dirname "$renderer")" LD_PRELOAD="$shim" PERFLINK_SAMPLE=1 \
 	PERFLINK_SAMPLE_HZ=200 PERFLINK_SAMPLE_WINDOW=1 PERFLINK_SAMPLE_OUT="$d/render.txt" \
@@ -89,5 +98,101 @@ python3 "$(dirname "$0")/../conformance/telemetry_fields.py" \
 frc=$?
 check "every render_window line carries the time and ids docs/wire.md names" '[ $frc -eq 0 ]'
 diag "$d/fields.out"
+
+# What the folded stacks' innermost frames are, weighted by their counts:
+# "HOT_A HOT_B LEFT BUSY" (LEFT: still symbols_renderer+0x...)
+shares() {
+	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";"); inner = f[k]; busy += n
+	       if (inner == "hot_a") a += n; else if (inner == "hot_b") b += n
+	       else if (inner ~ /^symbols_renderer\+0x/) left += n }
+	     END { print a + 0, b + 0, left + 0, busy + 0 }' "$1"
+}
+set -- $(shares "$d/host/stacks.folded")
+echo "# live, --sysroot: hot_a $1, hot_b $2, left as symbols_renderer+0x... $3, of $4 busy samples"
+check "live: perflink-host --sysroot named hot_a and hot_b in stacks.folded ($1 and $2 of $4), none left as module+offset ($3)" \
+	"[ $4 -ge 100 ] && [ $3 -eq 0 ] && [ $1 -ge \$(( $4 * 55 / 100 )) ] && [ $2 -ge \$(( $4 * 22 / 100 )) ]"
+check "the run's stderr names the frames it named" \
+	"grep -q 'debug files named [1-9][0-9]* of the [0-9]* module+offset frames' '$d/host.out'"
+
+# export of a copy of the recording, from its telemetry alone
+again() { # a name: a fresh copy of the recording as $d/NAME
+	rm -rf "${d:?}/$1"
+	mkdir -p "$d/$1"
+	cp -r "$d/host/telemetry" "$d/$1/"
+}
+again bare
+"$host" export "$d/bare" >"$d/bare.out" 2>&1
+set -- $(shares "$d/bare/stacks.folded")
+check "export without a sysroot: the hot frames stay symbols_renderer+0xOFFSET ($3 of $4)" \
+	"[ $4 -ge 100 ] && [ $1 -eq 0 ] && [ $3 -ge \$(( $4 * 8 / 10 )) ]"
+
+again good
+"$host" export --sysroot "$sysroot" "$d/good" >"$d/good.out" 2>&1
+grc=$?
+set -- $(shares "$d/good/stacks.folded")
+check "export --sysroot: exit 0, hot_a $1 and hot_b $2 of $4 busy samples named, none left" \
+	"[ $grc -eq 0 ] && [ $4 -ge 100 ] && [ $3 -eq 0 ] && [ $1 -ge \$(( $4 * 55 / 100 )) ] &&
+	 [ $2 -ge \$(( $4 * 22 / 100 )) ]"
+if command -v go >/dev/null; then
+	go tool pprof -raw "$d/good/profile.pb.gz" >"$d/raw.txt" 2>&1
+	go tool pprof -top -symbolize=none "$d/good/profile.pb.gz" >"$d/top.txt" 2>&1
+	sed -n '/^Locations/,/^Mappings/p' "$d/raw.txt" | grep -E 'hot_a|hot_b' | sed 's/^/# /'
+	# the device would give hot_a's innermost line: spin.h, inlined into it
+	check "pprof: hot_a and hot_b are functions with a file and line, in the symbols_renderer mapping" \
+		"grep -Eq '^ +[0-9]+: 0x0 M=[0-9]+ hot_a [a-z_]+\\.[ch]:[1-9][0-9]* ' '$d/raw.txt' &&
+		 grep -Eq '^ +[0-9]+: 0x0 M=[0-9]+ hot_b [a-z_]+\\.[ch]:[1-9][0-9]* ' '$d/raw.txt' &&
+		 grep -q 'symbols_renderer' '$d/raw.txt'"
+	check "pprof -top: hot_a is the hottest function ($(grep -m1 -E ' hot_[ab]$' "$d/top.txt"))" \
+		"grep -E ' (hot_[ab]|symbols_renderer\\+0x[0-9a-f]+|render_frame|__clone3|start_thread)\$' '$d/top.txt' | head -n 1 | grep -q ' hot_a\$'"
+else
+	missing "go is installed (scripts/deps installs golang-go)"
+fi
+
+# report.html's flame graph and the trace's render samples take the same names
+flame=$(python3 - "$d/good/report.html" 2>&1 <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="perflink-data">(.*?)</script>', page, re.S)
+d = json.loads(m.group(1))
+stacks = [s for p in d["flame"] for s in p["stacks"]]
+inner = lambda name: sum(n for f, n in stacks if f.split(";")[-1] == name)
+left = sum(n for f, n in stacks if re.search(r"(^|;)symbols_renderer\+0x", f))
+print(inner("hot_a"), inner("hot_b"), left)
+PY
+)
+set -- $flame
+check "report.html's flame graph: hot_a $1, hot_b $2 samples innermost, ${3:-?} in stacks through symbols_renderer+0x" \
+	"[ '${1:-0}' -ge 100 ] && [ '${2:-0}' -ge 30 ] && [ '${3:-x}' = 0 ]"
+if command -v protoc >/dev/null; then
+	protoc --decode=perfetto.protos.Trace --proto_path="$(dirname "$0")/../../host/export" \
+		perfetto_subset.proto <"$d/good/trace.perfetto-trace" >"$d/trace.txt" 2>&1
+	named=$(grep -c 'name: "hot_[ab]"' "$d/trace.txt")
+	check "the trace's render samples are named hot_a and hot_b ($named), none symbols_renderer+0x" \
+		"[ $named -ge 100 ] && ! grep -q 'name: \"symbols_renderer+0x' '$d/trace.txt'"
+else
+	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
+fi
+
+again path
+mkdir -p "$d/root2$(dirname "$d/symbols_renderer")"
+cp "$renderer" "$d/root2$d/symbols_renderer" # unstripped, the same build-id
+"$host" export --sysroot "$d/root2" "$d/path" >"$d/path.out" 2>&1
+set -- $(shares "$d/path/stacks.folded")
+check "export --sysroot with the program at its device path under it: named ($1 hot_a, $3 left)" \
+	"[ $1 -ge \$(( $4 * 55 / 100 )) ] && [ $3 -eq 0 ]"
+
+# a debug file of another build filed under this one's build-id
+wrong=$d/wrong
+mkdir -p "$wrong/.build-id/$(echo "$id" | cut -c1-2)"
+objcopy --only-keep-debug "$other" "$wrong/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+again refused
+"$host" export --debug-dir "$wrong" "$d/refused" >"$d/refused.out" 2>&1
+rrc=$?
+diag "$d/refused.out"
+set -- $(shares "$d/refused/stacks.folded")
+check "export --debug-dir with a debug file of another build-id: refused, the frames stay symbols_renderer+0x ($3 of $4), exit $rrc" \
+	"[ $rrc -eq 0 ] && [ $1 -eq 0 ] && [ $2 -eq 0 ] && [ $3 -ge \$(( $4 * 8 / 10 )) ]"
+check "and said so once" \
+	"[ \$(grep -c 'its build-id is [0-9a-f]*, not symbols_renderer.s $id: not used' '$d/refused.out') -eq 1 ]"
 
 finish
