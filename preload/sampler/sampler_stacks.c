@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define STACK_SLOTS PL_STACK_SLOTS /* power of two; ~800 KiB */
@@ -166,10 +167,28 @@ static int func_index(const char *name)
  * (a bare name) are never unloaded: not held. */
 struct module_find {
 	uintptr_t pc, base;
+	uintptr_t map_start; /* its lowest segment's page: dladdr's dli_fbase */
 	bool found;
 	char name[PATH_MAX];
 	struct pl_window_module *module; /* its build-id, read while it is held still */
 };
+
+/* Where the loader mapped the module from: its lowest PT_LOAD's page.
+ * That is dladdr's dli_fbase (glibc's l_map_start, musl's map), which is
+ * the load bias only where the file is linked at 0 (shared libraries,
+ * PIE): a program linked at 0x400000 has bias 0. */
+static uintptr_t lowest_page(const struct dl_phdr_info *info)
+{
+	uintptr_t low = UINTPTR_MAX, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < low)
+			low = info->dlpi_phdr[i].p_vaddr;
+	if (low == UINTPTR_MAX)
+		return info->dlpi_addr;
+	return info->dlpi_addr + (low & ~(page - 1));
+}
 
 static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -184,6 +203,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type == PT_LOAD && m->pc >= lo && m->pc < lo + ph->p_memsz) {
 			m->found = true;
 			m->base = info->dlpi_addr;
+			m->map_start = lowest_page(info);
 			snprintf(m->name, sizeof(m->name), "%s", info->dlpi_name ? info->dlpi_name : "");
 			m->module = pl__window_module_note(info);
 			return 1;
@@ -214,9 +234,10 @@ void pl__stacks_names_refresh(void)
 }
 
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
- * NULL), *module its entry in the window's modules. False: no object
- * there (any more). */
-static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_window_module **module)
+ * NULL), *module its entry in the window's modules, *bias its load bias.
+ * False: no object there (any more). */
+static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_window_module **module,
+			uintptr_t *bias)
 {
 	const ElfW(Sym) *sym = NULL;
 	struct module_find m;
@@ -233,7 +254,7 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_windo
 			return false; /* unloaded since */
 	}
 	if (dladdr1((void *)pc, info, (void **)&sym, RTLD_DL_SYMENT) != 0 &&
-	    (uintptr_t)info->dli_fbase == m.base) {
+	    ((uintptr_t)info->dli_fbase == m.base || (uintptr_t)info->dli_fbase == m.map_start)) {
 		/* dladdr gives the nearest exported symbol below pc, even
 		 * where pc is past its end (a static function after it, or
 		 * code of a stripped library): a name only when pc lies inside */
@@ -243,6 +264,7 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_windo
 			info->dli_saddr = NULL;
 		}
 		*module = m.module;
+		*bias = m.base;
 		return true;
 	}
 	if (*pin)
@@ -264,6 +286,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	Dl_info info;
 	void *pin;
 	struct pl_window_module *module = NULL;
+	uintptr_t bias = 0;
 
 	for (probe = 0, i = (uint32_t)h & (NAME_SLOTS - 1); probe < NAME_SLOTS / 2;
 	     probe++, i = (i + 1) & (NAME_SLOTS - 1)) {
@@ -284,7 +307,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		return &crowded;
 	}
 	memset(&info, 0, sizeof(info));
-	held = dladdr_held(look, &info, &pin, &module);
+	held = dladdr_held(look, &info, &pin, &module, &bias);
 	if (!held && !pl__modules_anon_exec(look) && !maps_read_this_window) {
 		/* code made since the mappings were last read: once a window */
 		maps_read_this_window = true;
@@ -303,10 +326,11 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		snprintf(s->line, sizeof(s->line), "%#lx", (unsigned long)look);
 	} else {
 		const char *mod = base_name(info.dli_fname);
-		/* the load bias (dli_fbase is dlpi_addr, dladdr_held checked):
-		 * an address in the file's own vaddr space, which the host's
-		 * symbolisation reads the file's symbols and DWARF in */
-		unsigned long moff = (unsigned long)(look - (uintptr_t)info.dli_fbase);
+		/* less the load bias, not dli_fbase: an address in the file's
+		 * own vaddr space, which the host's symbolisation reads the
+		 * file's symbols and DWARF in (they differ for a program not
+		 * linked at 0) */
+		unsigned long moff = (unsigned long)(look - bias);
 		char sym[NAME_MAX_LEN / 2], where[NAME_MAX_LEN / 2], full[SYMBOL_FULL_MAX];
 		const char *raw = info.dli_sname;
 		bool named = raw != NULL;

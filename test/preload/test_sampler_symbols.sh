@@ -15,11 +15,14 @@
 #     unstripped program at its device path under a sysroot;
 #   - a debug file whose build-id differs is refused (said once) and the
 #     frames stay module+offset.
+# The same program linked at its address (nopie_renderer: load bias 0,
+# code at 0x400000 on x86_64) runs beside it: its offsets are addresses of
+# the file's vaddr space too, and are named alike.
 #
 # usage: test_sampler_symbols.sh PERFLINKD PERFLINK PERFLINK_HOST SHIM
-#        SYMBOLS_RENDERER OTHER_RENDERER
+#        SYMBOLS_RENDERER OTHER_RENDERER NOPIE_RENDERER
 set -u
-perflinkd=$1 perflink=$2 host=$3 shim=$4 renderer=$5 other=$6
+perflinkd=$1 perflink=$2 host=$3 shim=$4 renderer=$5 other=$6 nopie=$7
 
 . "$(dirname "$0")/tcp_link_lib.sh"
 scratch_dir symbols
@@ -29,34 +32,42 @@ for tool in strip objcopy readelf; do
 done
 build_id_of() { readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' | head -n 1; }
 
-# the device's program: stripped, beside nothing that could name it (the
-# device's libdw would find a debug file beside it, or in /usr/lib/debug)
-mkdir -p "$d/debug"
-strip --strip-all -o "$d/symbols_renderer" "$renderer"
-objcopy --only-keep-debug "$renderer" "$d/debug/symbols_renderer.debug"
-id=$(build_id_of "$d/symbols_renderer")
-check "the stripped copy keeps its build-id ($id) and has no symbol table" \
-	"[ -n '$id' ] && [ '$id' = '$(build_id_of "$renderer")' ] &&
-	 ! readelf -S '$d/symbols_renderer' | grep -q '\\.symtab'"
-
-# the sysroot: the debug part filed by build-id
+# The device's programs: stripped, beside nothing that could name them
+# (the device's libdw would find a debug file beside one, or in
+# /usr/lib/debug); their debug parts filed by build-id in the sysroot.
 sysroot=$d/sysroot
-mkdir -p "$sysroot/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)"
-cp "$d/debug/symbols_renderer.debug" \
-	"$sysroot/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+mkdir -p "$d/debug"
+device_copy() { # BUILT NAME: $d/NAME stripped, its debug file in the sysroot; its build-id
+	strip --strip-all -o "$d/$2" "$1"
+	objcopy --only-keep-debug "$1" "$d/debug/$2.debug"
+	bid=$(build_id_of "$d/$2")
+	check "the stripped $2 keeps its build-id ($bid) and has no symbol table" \
+		"[ -n '$bid' ] && [ '$bid' = '$(build_id_of "$1")' ] &&
+		 ! readelf -S '$d/$2' | grep -q '\\.symtab'"
+	mkdir -p "$sysroot/usr/lib/debug/.build-id/$(echo "$bid" | cut -c1-2)"
+	cp "$d/debug/$2.debug" \
+		"$sysroot/usr/lib/debug/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-).debug"
+}
+device_copy "$renderer" symbols_renderer
+id=$bid
+device_copy "$nopie" nopie_renderer
+nopie_id=$bid
 
 start_daemon_tcp
 # with the sysroot: the names are made at the run's end
 start_host_tcp --sysroot "$sysroot"
-# libtestswap.so is found beside the renderer that was built
-env -u DEBUGINFOD_URLS LD_LIBRARY_PATH="$(dirname "$renderer")" LD_PRELOAD="$shim" PERFLINK_SAMPLE=1 \
-	PERFLINK_SAMPLE_HZ=200 PERFLINK_SAMPLE_WINDOW=1 PERFLINK_SAMPLE_OUT="$d/render.txt" \
-	PERFLINK_SOCKET="$d/producers" "$d/symbols_renderer" 2 >"$d/renderer.out" 2>&1
-rrc=$?
-check "the stripped renderer ran under the sampler: $(tail -n 1 "$d/renderer.out")" \
-	'[ $rrc -eq 0 ] && [ -s "$d/render.txt" ]'
+# libtestswap.so is found beside the renderers that were built
+for prog in symbols_renderer nopie_renderer; do
+	env -u DEBUGINFOD_URLS LD_LIBRARY_PATH="$(dirname "$renderer")" LD_PRELOAD="$shim" \
+		PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=200 PERFLINK_SAMPLE_WINDOW=1 \
+		PERFLINK_SAMPLE_OUT="$d/$prog.txt" PERFLINK_SOCKET="$d/producers" \
+		"$d/$prog" 2 >"$d/$prog.out" 2>&1
+	rrc=$?
+	check "the stripped $prog ran under the sampler: $(tail -n 1 "$d/$prog.out")" \
+		'[ $rrc -eq 0 ] && [ -s "$d/$prog.txt" ]'
+done
 for _ in $(seq 50); do
-	[ "$(wc -l <"$d/host/telemetry/render_window.jsonl" 2>/dev/null || echo 0)" -ge 2 ] && break
+	[ "$(grep -c '"comm":"nopie_renderer"' "$d/host/telemetry/render_window.jsonl" 2>/dev/null || echo 0)" -ge 2 ] && break
 	sleep 0.1
 done
 sleep 1
@@ -67,46 +78,62 @@ hpid=
 check "perflink-host exits 0 on SIGTERM" "[ $hrc -eq 0 ]"
 
 windows=$d/host/telemetry/render_window.jsonl
-device=$(python3 - "$windows" "$d/symbols_renderer" "$id" 2>&1 <<'PY'
+# "BUSY INNERMOST_IN_PROGRAM LOWEST_OFFSET listed|not-listed" of PROGRAM's windows
+device_frames() { # PROGRAM BUILD_ID
+	python3 - "$windows" "$1" "$d/$1" "$2" 2>&1 <<'PY'
 import json, re, sys
-path, program, build_id = sys.argv[1:4]
+path, name, program, build_id = sys.argv[1:5]
 busy = offset = 0
+lowest = None
 listed = True
 for text in open(path, encoding="utf-8"):
     w = json.loads(text)
+    if w.get("comm") != name:
+        continue
     named = {m["name"]: m for m in w.get("modules", [])}
     for line in w["folded"].splitlines():
         frames, count = line.rsplit(" ", 1)
         inner = frames.split(";")[-1]
         busy += int(count)
         m = re.fullmatch(r"(.*)\+0x([0-9a-f]+)", inner)
-        if m and m.group(1) == "symbols_renderer":
+        if m and m.group(1) == name:
             offset += int(count)
-            mod = named.get("symbols_renderer")
+            lowest = min(lowest or 1 << 64, int(m.group(2), 16))
+            mod = named.get(name)
             listed &= bool(mod) and mod.get("build_id") == build_id and mod.get("path") == program
         if "hot_a" in frames or "hot_b" in frames:
             listed = False  # the device cannot know these names
-print(busy, offset, "listed" if listed else "not-listed")
+print(busy, offset, hex(lowest or 0), "listed" if listed else "not-listed")
 PY
-)
-echo "# device: busy samples, innermost in symbols_renderer+0x..., build-id listed: $device"
-set -- $device
+}
+set -- $(device_frames symbols_renderer "$id")
+echo "# device, symbols_renderer: busy samples, innermost in symbols_renderer+0x..., the lowest offset, build-id listed: $*"
 check "on the device, the hot functions are symbols_renderer+0xOFFSET (${2:-0} of ${1:-0} busy samples) and each window lists the program with its path and build-id" \
-	"[ '${3:-}' = listed ] && [ '${2:-0}' -ge \$(( ${1:-1} * 8 / 10 )) ] && [ '${1:-0}' -ge 100 ]"
+	"[ '${4:-}' = listed ] && [ '${2:-0}' -ge \$(( ${1:-1} * 8 / 10 )) ] && [ '${1:-0}' -ge 100 ]"
+set -- $(device_frames nopie_renderer "$nopie_id")
+echo "# device, nopie_renderer: $*"
+check "a program linked at its address: its offsets are its own addresses (lowest ${3:-?}, past 0x400000; ${2:-0} of ${1:-0} busy samples), listed with its build-id" \
+	"[ '${4:-}' = listed ] && [ '${2:-0}' -ge \$(( ${1:-1} * 8 / 10 )) ] && [ '${1:-0}' -ge 100 ] &&
+	 [ \$((${3:-0})) -ge \$((0x400000)) ]"
 python3 "$(dirname "$0")/../conformance/telemetry_fields.py" \
 	"$(dirname "$0")/../../docs/wire.md" "$d/host/telemetry" render_window >"$d/fields.out" 2>&1
 frc=$?
 check "every render_window line carries the time and ids docs/wire.md names" '[ $frc -eq 0 ]'
 diag "$d/fields.out"
 
-# What the folded stacks' innermost frames are, weighted by their counts:
-# "HOT_A HOT_B LEFT BUSY" (LEFT: still symbols_renderer+0x...)
-shares() {
-	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";"); inner = f[k]; busy += n
+# What the folded stacks' innermost frames of PROGRAM ("PROGRAM (PID);...")
+# are, weighted by their counts: "HOT_A HOT_B LEFT BUSY" (LEFT: still
+# PROGRAM+0x...)
+shares() { # FILE [PROGRAM]
+	awk -v prog="${2:-symbols_renderer}" 'index($0, prog " (") == 1 {
+	       n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";"); inner = f[k]; busy += n
 	       if (inner == "hot_a") a += n; else if (inner == "hot_b") b += n
-	       else if (inner ~ /^symbols_renderer\+0x/) left += n }
+	       else if (index(inner, prog "+0x") == 1) left += n }
 	     END { print a + 0, b + 0, left + 0, busy + 0 }' "$1"
 }
+set -- $(shares "$d/host/stacks.folded" nopie_renderer)
+check "live: perflink-host --sysroot named nopie_renderer's hot_a and hot_b ($1 and $2 of $4), none left ($3)" \
+	"[ $4 -ge 100 ] && [ $3 -eq 0 ] && [ $1 -ge \$(( $4 * 55 / 100 )) ] && [ $2 -ge \$(( $4 * 22 / 100 )) ]"
 set -- $(shares "$d/host/stacks.folded")
 echo "# live, --sysroot: hot_a $1, hot_b $2, left as symbols_renderer+0x... $3, of $4 busy samples"
 check "live: perflink-host --sysroot named hot_a and hot_b in stacks.folded ($1 and $2 of $4), none left as module+offset ($3)" \
