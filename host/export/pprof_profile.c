@@ -30,6 +30,7 @@ enum {
 	LABEL_NUM = 3,
 	MAPPING_ID = 1,
 	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
 	LOCATION_ID = 1,
 	LOCATION_MAPPING_ID = 2,
@@ -208,6 +209,25 @@ static void window_samples(struct profile *p, const struct pl_recorded_window *w
 		sample(p, w, &p->r->stacks[w->first_stack + i]);
 }
 
+/* The build-id the windows listed for the module named name; NULL when
+ * none did, or when two builds went by that name */
+static const char *build_id_of(const struct pl_recording *r, const char *name)
+{
+	const char *found = NULL;
+	size_t i;
+
+	for (i = 0; i < r->n_modules; i++) {
+		const struct pl_recorded_module *m = &r->modules[i];
+
+		if (!m->build_id[0] || strcmp(m->name, name) != 0)
+			continue;
+		if (found && strcmp(found, m->build_id) != 0)
+			return NULL;
+		found = m->build_id;
+	}
+	return found;
+}
+
 /* The functions, their locations and the modules the samples named; the
  * string table last, since these add to it. */
 static void tables(struct profile *p)
@@ -226,10 +246,15 @@ static void tables(struct profile *p)
 			size_t m = intern(p, f->module);
 
 			if (!p->err && !p->strings[m].mapping_id) {
+				const char *build_id = build_id_of(p->r, f->module);
+				size_t b = build_id ? intern(p, build_id) : 0;
+
 				p->strings[m].mapping_id = ++p->n_mappings;
 				pl__pb_begin(&p->pb, PROFILE_MAPPING);
 				pl__pb_varint_field(&p->pb, MAPPING_ID, p->strings[m].mapping_id);
 				pl__pb_varint_field(&p->pb, MAPPING_FILENAME, m);
+				if (b)
+					pl__pb_varint_field(&p->pb, MAPPING_BUILD_ID, b);
 				/* names come from the device: nothing to symbolize */
 				pl__pb_varint_field(&p->pb, MAPPING_HAS_FUNCTIONS, 1);
 				pl__pb_end(&p->pb);

@@ -7,7 +7,8 @@
  * window's sampling period; 0 for a window that did not say its period),
  * one location per function (the device sends names, not addresses), with
  * the file:line the device gave for the function's hottest innermost line
- * and a mapping per module it named. Each sample is labelled with the
+ * and a mapping per module it named (with the module's build-id where the
+ * windows listed one). Each sample is labelled with the
  * process's pid and comm. */
 #ifndef PL_HOST_PPROF_PROFILE_H
 #define PL_HOST_PPROF_PROFILE_H

@@ -169,6 +169,8 @@ if command -v go >/dev/null; then
 		"grep -Eq '^ +[0-9]+: 0x0 M=[0-9]+ hot_a [a-z_]+\\.[ch]:[1-9][0-9]* ' '$d/raw.txt' &&
 		 grep -Eq '^ +[0-9]+: 0x0 M=[0-9]+ hot_b [a-z_]+\\.[ch]:[1-9][0-9]* ' '$d/raw.txt' &&
 		 grep -q 'symbols_renderer' '$d/raw.txt'"
+	check "pprof: the symbols_renderer mapping carries its build-id" \
+		"sed -n '/^Mappings/,\$p' '$d/raw.txt' | grep -q ' symbols_renderer $id '"
 	check "pprof -top: hot_a is the hottest function ($(grep -m1 -E ' hot_[ab]$' "$d/top.txt"))" \
 		"grep -E ' (hot_[ab]|symbols_renderer\\+0x[0-9a-f]+|render_frame|__clone3|start_thread)\$' '$d/top.txt' | head -n 1 | grep -q ' hot_a\$'"
 else
