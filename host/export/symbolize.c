@@ -6,6 +6,7 @@
  * stacks.folded) then see names as if the device had sent them. */
 #include "symbolize.h"
 #include "debug_files.h"
+#include "demangle.h"
 #include "log.h"
 #include "recording.h"
 
@@ -189,13 +190,18 @@ static int rewrite_stack(struct pass *p, const struct pl_recorded_window *w,
 			m = module_named(p->r, w, frame, name_len, &ambiguous);
 			p->ambiguous += ambiguous;
 			if (m && pl__debug_files_name(p->df, m, offset, innermost, &dn)) {
+				/* as the device shows C++ names */
+				char *plain = pl__demangle(dn.function);
+				const char *function = plain ? plain : dn.function;
+
 				p->named++;
 				changed = true;
-				err = append_folded(p, dn.function);
+				err = append_folded(p, function);
 				if (err == 0)
-					err = add_function(p, dn.function, m->name);
+					err = add_function(p, function, m->name);
 				if (err == 0 && dn.file)
-					err = note_line(p, dn.function, dn.file, dn.line, s->count);
+					err = note_line(p, function, dn.file, dn.line, s->count);
+				free(plain);
 				if (innermost)
 					break;
 				continue;

@@ -8,6 +8,10 @@
 //   cxx_renderer SECONDS [STRIPPED_LIB|-] [IDLE_SECONDS]
 //
 // Prints "frames N".
+//
+// Built with -DCXX_HOT_HIDDEN (cxx_hidden_renderer, for
+// preload_sampler_symbols) the hot functions are hidden, as a stripped
+// program's own code is: only its debug file names them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +21,15 @@
 
 extern "C" unsigned int eglSwapBuffers(void *dpy, void *surface);
 
+#ifdef CXX_HOT_HIDDEN
+#define HOT_VISIBILITY "hidden"
+#else
+#define HOT_VISIBILITY "default"
+#endif
+
 namespace plrender {
 struct Scene {
-	__attribute__((noinline, visibility("default"))) static std::uint64_t draw(std::uint64_t n);
+	__attribute__((noinline, visibility(HOT_VISIBILITY))) static std::uint64_t draw(std::uint64_t n);
 };
 
 std::uint64_t Scene::draw(std::uint64_t n)
@@ -36,7 +46,7 @@ std::uint64_t Scene::draw(std::uint64_t n)
 // characters, longer than the sampler keeps a name
 namespace pipeline_stages {
 struct ShaderCompilationContext {
-	__attribute__((noinline, visibility("default"))) static std::uint64_t
+	__attribute__((noinline, visibility(HOT_VISIBILITY))) static std::uint64_t
 	compileAndLinkEverything(std::uint64_t n, const char *label, double weight);
 };
 

@@ -17,12 +17,14 @@
 #     frames stay module+offset.
 # The same program linked at its address (nopie_renderer: load bias 0,
 # code at 0x400000 on x86_64) runs beside it: its offsets are addresses of
-# the file's vaddr space too, and are named alike.
+# the file's vaddr space too, and are named alike. So is a C++ program's
+# hidden code (cxx_hidden_renderer, where there is a C++ compiler; "-"
+# otherwise), its names demangled as the device would show them.
 #
 # usage: test_sampler_symbols.sh PERFLINKD PERFLINK PERFLINK_HOST SHIM
-#        SYMBOLS_RENDERER OTHER_RENDERER NOPIE_RENDERER
+#        SYMBOLS_RENDERER OTHER_RENDERER NOPIE_RENDERER CXX_RENDERER|-
 set -u
-perflinkd=$1 perflink=$2 host=$3 shim=$4 renderer=$5 other=$6 nopie=$7
+perflinkd=$1 perflink=$2 host=$3 shim=$4 renderer=$5 other=$6 nopie=$7 cxx=$8
 
 . "$(dirname "$0")/tcp_link_lib.sh"
 scratch_dir symbols
@@ -52,6 +54,7 @@ device_copy "$renderer" symbols_renderer
 id=$bid
 device_copy "$nopie" nopie_renderer
 nopie_id=$bid
+[ "$cxx" = - ] || device_copy "$cxx" cxx_hidden_renderer
 
 start_daemon_tcp
 # with the sysroot: the names are made at the run's end
@@ -66,6 +69,17 @@ for prog in symbols_renderer nopie_renderer; do
 	check "the stripped $prog ran under the sampler: $(tail -n 1 "$d/$prog.out")" \
 		'[ $rrc -eq 0 ] && [ -s "$d/$prog.txt" ]'
 done
+if [ "$cxx" != - ]; then
+	env -u DEBUGINFOD_URLS LD_LIBRARY_PATH="$(dirname "$renderer")" LD_PRELOAD="$shim" \
+		PERFLINK_SAMPLE=1 PERFLINK_SAMPLE_HZ=200 PERFLINK_SAMPLE_WINDOW=1 \
+		PERFLINK_SAMPLE_OUT="$d/cxx.txt" PERFLINK_SOCKET="$d/producers" \
+		"$d/cxx_hidden_renderer" 2 - >"$d/cxx.out" 2>&1
+	rrc=$?
+	check "the stripped cxx_hidden_renderer ran under the sampler: $(tail -n 1 "$d/cxx.out")" \
+		'[ $rrc -eq 0 ] && [ -s "$d/cxx.txt" ]'
+	check "on the device its hot code is cxx_hidden_renderer+0x..., no C++ name" \
+		"grep -q 'cxx_hidden_renderer+0x' '$d/cxx.txt.folded' && ! grep -q 'plrender' '$d/cxx.txt.folded'"
+fi
 for _ in $(seq 50); do
 	[ "$(grep -c '"comm":"nopie_renderer"' "$d/host/telemetry/render_window.jsonl" 2>/dev/null || echo 0)" -ge 2 ] && break
 	sleep 0.1
@@ -134,6 +148,12 @@ shares() { # FILE [PROGRAM]
 set -- $(shares "$d/host/stacks.folded" nopie_renderer)
 check "live: perflink-host --sysroot named nopie_renderer's hot_a and hot_b ($1 and $2 of $4), none left ($3)" \
 	"[ $4 -ge 100 ] && [ $3 -eq 0 ] && [ $1 -ge \$(( $4 * 55 / 100 )) ] && [ $2 -ge \$(( $4 * 22 / 100 )) ]"
+if [ "$cxx" != - ]; then
+	draw=$(awk 'index($0, "cxx_hidden_renderer (") == 1 && $(NF - 1) ~ /;plrender::Scene::draw\(unsigned_long\)$/ { n += $NF } END { print n + 0 }' "$d/host/stacks.folded")
+	long=$(grep -c '^cxx_hidden_renderer (.*;plrender::pipeline_stages::ShaderCompilationContext::compileAndLinkEverything(unsigned_long,_char_const\*,_double) ' "$d/host/stacks.folded")
+	check "live: the C++ program's hidden functions named from its debug file, demangled (plrender::Scene::draw(unsigned long) innermost in $draw samples; the long name in $long stacks)" \
+		"[ $draw -ge 50 ] && [ $long -ge 1 ] && ! grep -q '_ZN8plrender' '$d/host/stacks.folded'"
+fi
 set -- $(shares "$d/host/stacks.folded")
 echo "# live, --sysroot: hot_a $1, hot_b $2, left as symbols_renderer+0x... $3, of $4 busy samples"
 check "live: perflink-host --sysroot named hot_a and hot_b in stacks.folded ($1 and $2 of $4), none left as module+offset ($3)" \
