@@ -87,8 +87,8 @@ static const struct pl_option options[] = {
 	  "DIR/usr/lib/debug/.build-id/xx/rest.debug, or from the module's path under DIR "
 	  "when its build-id matches; a file of another build-id is never used (said once)" },
 	{ "debug-dir", PL_OPT_STRING, &opt.debug_dir, 0, 0, "DIR",
-	  "with --out (and for export): like --sysroot, DIR/.build-id/xx/rest.debug first "
-	  "(a folder of the /usr/lib/debug layout)" },
+	  "with --out (and for export): a folder of the /usr/lib/debug layout, "
+	  "DIR/.build-id/xx/rest.debug, looked in before --sysroot; build-ids checked alike" },
 	{ "frames-csv", PL_OPT_STRING, &opt.frames_csv, 0, 0, "PATH",
 	  "write frames.csv (the --out format: frame_id,sequence,bytes,device_send_ns,"
 	  "host_recv_device_ns,one_way_ms,round_trip_ms) to PATH at exit" },
@@ -180,10 +180,10 @@ static void usage(FILE *out)
 		     "flamegraph.pl). With --sysroot or --debug-dir (as the options below say),\n"
 		     "frames the device could only give as module+offset get their names, and\n"
 		     "file:line in the profiles, from debug files of the module's build-id.\n"
-		     "A trace past --trace-max-mb (256 MB) goes into\n"
-		     "parts that each open on their own. Lines that do not parse are skipped\n"
-		     "and counted (stderr and perflink_export_skipped_lines_total). Exit 0, or 1\n"
-		     "when DIR holds no recording or a file could not be read or written.\n\n"
+		     "A trace past --trace-max-mb (256 MB) goes into parts that each open on\n"
+		     "their own. Lines that do not parse are skipped and counted (stderr and\n"
+		     "perflink_export_skipped_lines_total). Exit 0, or 1 when DIR holds no\n"
+		     "recording or a file could not be read or written.\n\n"
 		     "compare A B: the A/B table (Metric | A | B | Change) of two directories\n"
 		     "--out recorded: frames, latency quantiles, held frames, MB/s from their\n"
 		     "summary.json; the sampled processes' CPU and the stage totals from their\n"
