@@ -424,6 +424,7 @@ static int status_json(void *ctx, struct pl_json *j)
 {
 	struct daemon *d = ctx;
 	struct pl_control_stats cs;
+	uint64_t discarded;
 
 	pl__json_begin_object(j, NULL);
 	pl__json_str(j, "version", PL_VERSION);
@@ -441,10 +442,14 @@ static int status_json(void *ctx, struct pl_json *j)
 	pl__json_begin_object(j, "producers");
 	pl__json_u64(j, "lines", d->producer_lines);
 	pl__json_u64(j, "frames_without_link", d->producer_frames_without_link);
-	pl__json_u64(j, "replies_unrouted", d->replies_unrouted);
+	/* a reply on a connection the link had dropped is read and discarded
+	 * there: lost as surely as one with no producer to take it */
+	discarded = d->link ? pl__daemon_link_replies_discarded(d->link) : 0;
+	pl__json_u64(j, "replies_unrouted", d->replies_unrouted + discarded);
 	pl__json_u64(j, "replies_no_producer", d->replies_no_producer);
 	pl__json_u64(j, "replies_ring_full", d->replies_ring_full);
 	pl__json_u64(j, "replies_too_big", d->replies_too_big);
+	pl__json_u64(j, "replies_connection_dropped", discarded);
 	pl__json_end_object(j);
 	json_self(j, d);
 	if (d->recorder.open) {

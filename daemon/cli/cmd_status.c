@@ -30,7 +30,7 @@ enum field {
 	F_R_STATE, F_R_ERROR, F_R_INTERVAL, F_R_LATE, F_R_SAMPLES, F_R_PROCS, F_R_MS, F_R_MAX,
 	F_C_SERVED, F_C_REFUSED, F_C_ERRORS, F_C_TIMEOUTS, F_C_BUSY,
 	F_L_STATE, F_L_TRANSPORT, F_L_FRAMES, F_L_HELD, F_L_RTT_MAX, F_L_TEL, F_L_TEL_DROPPED,
-	F_P_ACCEPTED, F_P_REFUSED, F_P_LINES, F_P_UNROUTED, F_P_NO_PRODUCER, F_P_RING_FULL,
+	F_P_ACCEPTED, F_P_REFUSED, F_P_LINES, F_P_UNROUTED, F_P_NO_PRODUCER, F_P_RING_FULL, F_P_CONN_DROPPED,
 	F_P_TOO_BIG,
 	F_COUNT
 };
@@ -82,6 +82,7 @@ static const char *const field_path[F_COUNT] = {
 	[F_P_UNROUTED] = "producers.replies_unrouted",
 	[F_P_NO_PRODUCER] = "producers.replies_no_producer",
 	[F_P_RING_FULL] = "producers.replies_ring_full",
+	[F_P_CONN_DROPPED] = "producers.replies_connection_dropped",
 	[F_P_TOO_BIG] = "producers.replies_too_big",
 };
 
@@ -205,10 +206,11 @@ static void print_summary(const struct summary *s)
 		       get(s, F_L_HELD), get(s, F_L_RTT_MAX), get(s, F_L_TEL), get(s, F_L_TEL_DROPPED));
 	if (s->found[F_P_ACCEPTED])
 		printf("  %-10s %s connected so far (%s refused), %s telemetry lines, %s replies "
-		       "not delivered (%s with no producer, %s to a full ring, %s too big)\n",
+		       "not delivered (%s with no producer, %s to a full ring, %s too big, "
+		       "%s on a dropped connection)\n",
 		       "producers", get(s, F_P_ACCEPTED), get(s, F_P_REFUSED), get(s, F_P_LINES),
 		       get(s, F_P_UNROUTED), get(s, F_P_NO_PRODUCER), get(s, F_P_RING_FULL),
-		       get(s, F_P_TOO_BIG));
+		       get(s, F_P_TOO_BIG), get(s, F_P_CONN_DROPPED));
 	printf("  %-10s %s answered, %s refused, %s bad requests, %s timed out, %s busy\n",
 	       "control", get(s, F_C_SERVED), get(s, F_C_REFUSED), get(s, F_C_ERRORS),
 	       get(s, F_C_TIMEOUTS), get(s, F_C_BUSY));

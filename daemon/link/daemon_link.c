@@ -150,6 +150,8 @@ static void diag_json(struct pl_daemon_link *dl, struct pl_json *j, const struct
 	/* well-formed REPLYs not passed to a producer (docs/wire.md) */
 	pl__json_u64(j, "replies_never_sent", st->replies_never_sent);
 	pl__json_u64(j, "replies_repeated", st->replies_repeated);
+	/* REPLYs that came on a connection already dropped (TCP) */
+	pl__json_u64(j, "replies_discarded", st->rx.replies_discarded);
 	pl__json_end_object(j);
 }
 
@@ -285,6 +287,14 @@ int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const vo
 	if (payload_xxh3)
 		return pl__link_send_frame_hashed(dl->link, frame_id, 0, data, len, *payload_xxh3);
 	return pl__link_send_frame(dl->link, frame_id, 0, data, len);
+}
+
+uint64_t pl__daemon_link_replies_discarded(const struct pl_daemon_link *dl)
+{
+	struct pl_link_stats st;
+
+	pl__link_get_stats(dl->link, &st);
+	return st.rx.replies_discarded;
 }
 
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)

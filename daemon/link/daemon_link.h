@@ -42,6 +42,9 @@ int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const vo
 /* Hand one JSON line (ending in '\n') to the host; dropped and counted
  * while the host is not there or the queue is full. */
 void pl__daemon_link_telemetry(struct pl_daemon_link *dl, const char *json_line);
+/* Replies the host sent that never reached a producer because their
+ * connection had been dropped (TCP; read and discarded while it drained). */
+uint64_t pl__daemon_link_replies_discarded(const struct pl_daemon_link *dl);
 /* The "link" object of `perflink status`. */
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j);
 void pl__daemon_link_stop(struct pl_daemon_link *dl);

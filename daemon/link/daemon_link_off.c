@@ -51,6 +51,12 @@ int pl__daemon_link_frame(struct pl_daemon_link *dl, uint64_t frame_id, const vo
 	return -ENOTSUP;
 }
 
+uint64_t pl__daemon_link_replies_discarded(const struct pl_daemon_link *dl)
+{
+	(void)dl;
+	return 0;
+}
+
 void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 {
 	(void)dl;

@@ -72,6 +72,9 @@ struct pl_link_tx_totals {
 struct pl_link_rx_totals {
 	uint64_t reads, bytes, failed_reads;
 	int last_error;
+	/* TCP: REPLYs the host sent on a connection the device had dropped
+	 * (read and discarded while it drained, link_tcp_drain.h) */
+	uint64_t replies_discarded;
 };
 /* USB with AIO only (zero on TCP and with --sync): the requests behind the
  * messages. A message is several requests, plus a zero-length one when it

@@ -102,7 +102,8 @@ static void drop_connection(struct tcp_port *p, const char *why)
 	n = pl__tcp_ledger_between(&p->ledger, kernel_end, p->ledger.stream_bytes, p->lost_ids);
 	if (n && p->ev.frames_lost)
 		p->ev.frames_lost(p->ctx, p->lost_ids, n);
-	pl__tcp_drain_start(p->drain, p->conn_fd, &p->ledger, kernel_end);
+	pl__tcp_drain_start(p->drain, p->conn_fd, &p->ledger, kernel_end, TCP_PACKET_SIZE,
+			    p->ev.bytes_wanted ? p->ev.bytes_wanted(p->ctx) : 0);
 	pl__tcp_ledger_reset(&p->ledger);
 	p->conn_fd = -1;
 	p->out_start = p->out_end = 0;
@@ -448,6 +449,7 @@ static void tcp_totals(const struct pl_link_port *base, struct pl_link_tx_totals
 	(void)usb; /* no AIO requests behind a socket */
 	*tx = p->tx;
 	*rx = p->rx;
+	rx->replies_discarded = pl__tcp_drain_replies_discarded(p->drain);
 }
 
 static void tcp_close(struct pl_link_port *base)

@@ -1,5 +1,6 @@
 /* See link_tcp_drain.h. */
 #include "link_tcp_drain.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <linux/sockios.h>
@@ -52,6 +53,13 @@ struct pl_tcp_drain {
 	struct pl_tcp_ledger ledger;
 	uint64_t kernel_end;
 	uint64_t lost_ids[PL_TCP_LEDGER_FRAMES];
+	/* what the host sends meanwhile, looked at only to count its REPLYs:
+	 * a header being gathered, or the bytes of a message still to skip */
+	uint32_t pad;
+	uint8_t hdr[PL_WIRE_HEADER_SIZE];
+	size_t hdr_got;
+	uint64_t skip;
+	uint64_t replies_discarded;
 };
 
 static void release(struct pl_tcp_drain *d)
@@ -83,6 +91,46 @@ static void give_up(struct pl_tcp_drain *d)
 		d->lost(d->ctx, d->lost_ids, n);
 }
 
+/* Count the REPLYs among bytes read to be discarded: each is an answer that
+ * will never reach its producer. Only headers are looked at (a body is
+ * skipped by its length), so this costs nothing like the link's parser;
+ * bytes that are no header are passed over to the next "PLNK". */
+static void count_replies(struct pl_tcp_drain *d, const uint8_t *p, size_t n)
+{
+	while (n) {
+		struct pl_wire_header h;
+		const uint8_t *magic;
+		size_t k;
+
+		if (d->skip) {
+			k = d->skip < n ? (size_t)d->skip : n;
+			d->skip -= k;
+			p += k;
+			n -= k;
+			continue;
+		}
+		k = sizeof(d->hdr) - d->hdr_got < n ? sizeof(d->hdr) - d->hdr_got : n;
+		memcpy(d->hdr + d->hdr_got, p, k);
+		d->hdr_got += k;
+		p += k;
+		n -= k;
+		if (d->hdr_got < sizeof(d->hdr))
+			return;
+		if (pl__wire_decode_header(d->hdr, &h) == PL_WIRE_OK) {
+			if (h.type == PL_MSG_REPLY)
+				d->replies_discarded++;
+			d->skip = pl__wire_message_size(h.payload_len, d->pad) - PL_WIRE_HEADER_SIZE;
+			d->hdr_got = 0;
+			continue;
+		}
+		/* the magic is "PLNK" in its little-endian bytes */
+		magic = memchr(d->hdr + 1, 'P', sizeof(d->hdr) - 1);
+		d->hdr_got = magic ? sizeof(d->hdr) - (size_t)(magic - d->hdr) : 0;
+		if (magic)
+			memmove(d->hdr, magic, d->hdr_got);
+	}
+}
+
 static void on_input(void *ctx, int fd, uint32_t events)
 {
 	struct pl_tcp_drain *d = ctx;
@@ -92,8 +140,10 @@ static void on_input(void *ctx, int fd, uint32_t events)
 	for (int i = 0; i < 8; i++) {
 		ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
 
-		if (n > 0)
+		if (n > 0) {
+			count_replies(d, sink, (size_t)n);
 			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -130,17 +180,25 @@ int pl__tcp_drain_open(struct pl_tcp_drain **out, struct pl_loop *loop, pl__tcp_
 }
 
 void pl__tcp_drain_start(struct pl_tcp_drain *d, int fd, const struct pl_tcp_ledger *ledger,
-			 uint64_t kernel_end)
+			 uint64_t kernel_end, uint32_t pad, uint64_t rest_of_message)
 {
 	give_up(d); /* one at a time: the one before ends now */
 	d->fd = fd;
 	d->ledger = *ledger;
 	d->kernel_end = kernel_end;
+	d->pad = pad;
+	d->hdr_got = 0;
+	d->skip = rest_of_message;
 	shutdown(fd, SHUT_WR);
 	if (pl__loop_add_fd(d->loop, fd, EPOLLIN, on_input, d, &d->watch) < 0 ||
 	    pl__loop_add_timer(d->loop, (uint64_t)PL_TCP_DRAIN_MS * 1000000u, 0, on_timeout, d,
 			       &d->timer) < 0)
 		give_up(d);
+}
+
+uint64_t pl__tcp_drain_replies_discarded(const struct pl_tcp_drain *d)
+{
+	return d->replies_discarded;
 }
 
 void pl__tcp_drain_close(struct pl_tcp_drain *d)

@@ -12,7 +12,8 @@
  * makes the host's kernel throw away what it received and the host had not
  * read yet: frames lost without anyone knowing. So the device shuts its
  * sending side (the host reads what is queued, then end of stream), reads
- * and discards what the host still sends, and closes once the host closed
+ * and discards what the host still sends (counting the REPLYs among it:
+ * answers that never reach their producer), and closes once the host closed
  * too. A host that does not come back within PL_TCP_DRAIN_MS loses what
  * its TCP had not acknowledged (SIOCOUTQ) by then: those frames are
  * counted lost, and the connection closed. One connection drains at a
@@ -53,9 +54,13 @@ struct pl_tcp_drain;
 int pl__tcp_drain_open(struct pl_tcp_drain **out, struct pl_loop *loop, pl__tcp_lost_cb lost,
 		       void *ctx);
 /* Take fd (owned from here) whose stream, as ledger counts it, reached the
- * kernel up to kernel_end: drain it as above. */
+ * kernel up to kernel_end: drain it as above. The host's messages are
+ * padded to pad; rest_of_message: how many bytes of a message the link had
+ * begun to receive are still to come (skipped before the next header). */
 void pl__tcp_drain_start(struct pl_tcp_drain *d, int fd, const struct pl_tcp_ledger *ledger,
-			 uint64_t kernel_end);
+			 uint64_t kernel_end, uint32_t pad, uint64_t rest_of_message);
+/* REPLYs read and discarded on dropped connections, since the drain opened. */
+uint64_t pl__tcp_drain_replies_discarded(const struct pl_tcp_drain *d);
 /* Closes a connection still draining, telling nobody (shutting down). */
 void pl__tcp_drain_close(struct pl_tcp_drain *d);
 

@@ -272,6 +272,24 @@ int main(void)
 	fd2 = host_connect(port);
 	spin(50);
 	TAP_OK(ups == 3 && downs == 2, "a new connection replaces the current one");
+	/* The replaced host answers on: its connection drains, and its three
+	 * replies (after a frame it had half sent, and around garbage) are
+	 * read, thrown away and counted, none taken for the new host's. */
+	{
+		uint64_t old_seq = 0, before = replies_seen;
+		static const char junk[100] = "not a message";
+
+		host_send(fd, &old_seq, PL_MSG_REPLY, 138, 1, "late", 4);
+		send(fd, junk, sizeof(junk), MSG_NOSIGNAL);
+		host_send(fd, &old_seq, PL_MSG_PING, 0, 2, NULL, 0);
+		host_send(fd, &old_seq, PL_MSG_REPLY, 139, 3, frame, 3000);
+		host_send(fd, &old_seq, PL_MSG_REPLY, 139, 4, "again", 5);
+		spin(100);
+		pl__link_get_stats(link_, &st);
+		TAP_OK(st.rx.replies_discarded == 3 && replies_seen == before,
+		       "replies on the dropped connection are counted discarded (%llu), not passed on",
+		       (unsigned long long)st.rx.replies_discarded);
+	}
 	pl__wire_stream_free(&s);
 	pl__wire_stream_init(&s, 64, 1u << 20);
 	TAP_OK(pl__link_send_frame(link_, 200, 0, frame, 1000) == 0, "frame to the new host");
