@@ -15,6 +15,7 @@
 struct pl_host_options {
 	char *tcp;
 	char *tcp_key;
+	char *tls_ca, *tls_fingerprint;
 	long vendor_id, product_id;
 	char *serial;
 	char *reply;

@@ -53,6 +53,12 @@ static const struct pl_option options[] = {
 	{ "tcp-key", PL_OPT_STRING, &opt.tcp_key, 0, 0, "FILE",
 	  "TCP: the pre-shared key (mode 0600, the same file as perflinkd's link-tcp-key-file): "
 	  "the device must prove it holds it, and this host proves it too" },
+	{ "tls-ca", PL_OPT_STRING, &opt.tls_ca, 0, 0, "FILE",
+	  "TCP: TLS 1.3 to a device with link-tcp-tls-cert, its certificate checked against "
+	  "this CA file (PEM) and the name or address connected to; needs --tcp-key" },
+	{ "tls-fingerprint", PL_OPT_STRING, &opt.tls_fingerprint, 0, 0, "SHA256",
+	  "TCP: TLS 1.3 as --tls-ca, the device's certificate pinned by its SHA-256 fingerprint "
+	  "(`openssl x509 -noout -fingerprint -sha256 -in CERT`) instead of a CA" },
 	{ "vid", PL_OPT_HEX, &opt.vendor_id, 0, 0xffff, "ID",
 	  "USB: only a device with this vendor id (default: any device with a perflink "
 	  "interface, found by its class, as docs/wire.md says)" },
@@ -217,6 +223,8 @@ static void open_session(struct pl_host *h)
 	const struct pl_host_session_open_config cfg = {
 		.tcp = opt.tcp,
 		.tcp_key_file = opt.tcp_key,
+		.tcp_tls_ca_file = opt.tls_ca,
+		.tcp_tls_fingerprint = opt.tls_fingerprint,
 		.usb = {
 			.vendor_id = (uint16_t)opt.vendor_id,
 			.product_id = (uint16_t)opt.product_id,

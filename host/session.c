@@ -130,6 +130,8 @@ int pl__host_session_open(struct pl_host_session *s, const struct pl_host_sessio
 	const struct pl_host_transport_config tc = {
 		.tcp = cfg->tcp,
 		.tcp_key_file = cfg->tcp_key_file,
+		.tcp_tls_ca_file = cfg->tcp_tls_ca_file,
+		.tcp_tls_fingerprint = cfg->tcp_tls_fingerprint,
 		.usb = cfg->usb,
 		.tcp_retry_ms = TCP_RETRY_MS,
 		.tcp_out_limit_bytes = TCP_OUT_LIMIT_BYTES,

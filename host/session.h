@@ -48,6 +48,8 @@ struct pl_host_session_hooks {
 struct pl_host_session_open_config {
 	const char *tcp;                  /* HOST:PORT: TCP; NULL: USB */
 	const char *tcp_key_file;         /* TCP: the pre-shared key, or NULL */
+	const char *tcp_tls_ca_file;      /* TCP: TLS, checked by this CA, or NULL */
+	const char *tcp_tls_fingerprint;  /* TCP: TLS, this certificate pinned, or NULL */
 	struct pl_usb_link_config usb;    /* USB only */
 	struct pl_latency_table *table;   /* frame_latency round trips; may be NULL */
 	struct pl_telemetry_files *files; /* the other lines by type; may be NULL */

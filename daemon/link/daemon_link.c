@@ -312,12 +312,14 @@ void pl__daemon_link_status(const struct pl_daemon_link *dl, struct pl_json *j)
 		pl__json_begin_object(j, "tcp");
 		pl__json_str(j, "authentication", tcp.keyed ? "pre-shared key"
 							    : "none (loopback only)");
+		pl__json_str(j, "encryption", tcp.tls ? "TLS 1.3" : "none");
 		pl__json_u64(j, "connections", tcp.connections);
 		pl__json_u64(j, "replaced", tcp.replaced);
 		pl__json_u64(j, "auth_passed", tcp.auth_passed);
 		pl__json_u64(j, "auth_failed", tcp.auth_failed);
 		pl__json_u64(j, "auth_timed_out", tcp.auth_timed_out);
 		pl__json_u64(j, "auth_evicted", tcp.auth_evicted);
+		pl__json_u64(j, "tls_failed", tcp.tls_failed);
 		pl__json_end_object(j);
 	}
 	pl__json_u64(j, "packet_size", st.packet_size);

@@ -27,6 +27,8 @@ struct pl_link;
 struct pl_link_config {
 	const char *tcp_listen;      /* "HOST:PORT": the TCP port instead of USB */
 	const char *tcp_key_file;    /* the pre-shared key; NULL: loopback only */
+	const char *tcp_tls_cert;    /* TLS (with the key): certificate, PEM */
+	const char *tcp_tls_key;     /* and its private key */
 	const char *program;         /* named in the HELLO; NULL: "perflinkd" */
 	const char *ffs_dir;         /* a mounted functionfs instance */
 	bool setup_gadget;           /* make the gadget through configfs first */
@@ -89,9 +91,11 @@ struct pl_link_usb_totals {
 /* TCP only: who connected and how the handshake went (link_tcp_auth.h). */
 struct pl_link_tcp_totals {
 	bool keyed;                  /* a key is set: every host must prove it */
+	bool tls;                    /* and inside TLS 1.3 */
 	uint64_t connections;        /* admitted as the host */
 	uint64_t replaced;           /* an admitted host displaced by a newer one */
 	uint64_t auth_passed, auth_failed, auth_timed_out, auth_evicted;
+	uint64_t tls_failed;         /* TLS handshakes that failed (not a ClientHello...) */
 };
 
 struct pl_link_stats {

@@ -16,6 +16,11 @@ void pl__link_settings_init(struct pl_link_settings *s)
 		{ "tcp-key-file", PL_OPT_STRING, &s->tcp_key_file, 0, 0, "FILE",
 		  "pre-shared key (16 to 1024 bytes, mode 0600) every TCP host must prove it "
 		  "holds before it gets the stream (docs/wire.md)" },
+		{ "tcp-tls-cert", PL_OPT_STRING, &s->tcp_tls_cert, 0, 0, "FILE",
+		  "TLS 1.3 on the TCP link with this PEM certificate (and its chain); needs "
+		  "tcp-tls-key and tcp-key-file, which still proves the host" },
+		{ "tcp-tls-key", PL_OPT_STRING, &s->tcp_tls_key, 0, 0, "FILE",
+		  "the certificate's PEM private key (unencrypted, mode 0600)" },
 		{ "ffs-dir", PL_OPT_STRING, &s->ffs_dir, 0, 0, "DIR",
 		  "the mounted functionfs instance (made there with setup-gadget)" },
 		{ "setup-gadget", PL_OPT_BOOL, &s->setup_gadget, 0, 0, NULL,
@@ -70,6 +75,8 @@ void pl__link_settings_apply(const struct pl_link_settings *s, struct pl_link_co
 {
 	cfg->tcp_listen = s->tcp_listen;
 	cfg->tcp_key_file = s->tcp_key_file;
+	cfg->tcp_tls_cert = s->tcp_tls_cert;
+	cfg->tcp_tls_key = s->tcp_tls_key;
 	cfg->ffs_dir = s->ffs_dir;
 	cfg->setup_gadget = s->setup_gadget;
 	cfg->gadget.mount_dir = s->ffs_dir;

@@ -12,6 +12,7 @@ struct pl_link_config;
 struct pl_link_settings {
 	char *tcp_listen;
 	char *tcp_key_file;
+	char *tcp_tls_cert, *tcp_tls_key;
 	char *ffs_dir;
 	bool setup_gadget;
 	long vendor_id, product_id;
@@ -26,7 +27,7 @@ struct pl_link_settings {
 	/* not a setting: what perflinkd mounts functionfs with when it makes
 	 * the gadget and then runs as its own user ("uid=U,gid=G"), or NULL */
 	const char *ffs_mount_options;
-	struct pl_option table[15];
+	struct pl_option table[17];
 };
 
 void pl__link_settings_init(struct pl_link_settings *s);

@@ -7,7 +7,9 @@
  *
  * Who may be the host: with a key (tcp-key-file), only a connection that
  * proved it holds the key (link_tcp_auth.c); until then it displaces
- * nobody and sees nothing. Without a key, anyone who can connect, so the
+ * nobody and sees nothing. With TLS (tcp-tls-cert), that handshake and
+ * everything after it run inside TLS 1.3; the connection's bytes go
+ * through link_conn.h either way. Without a key, anyone who can connect, so the
  * port then listens on loopback addresses only.
  *
  * Sending never blocks the loop: a message goes out with one writev, and
@@ -19,6 +21,7 @@
 #include "link_port.h"
 #include "link_tcp_auth.h"
 #include "link_tcp_drain.h"
+#include "link_tls.h"
 #include "clock.h"
 #include "log.h"
 #include "unix_listen.h" /* pl__accept_must_pause */
@@ -47,7 +50,8 @@ struct tcp_port {
 	void *ctx;
 	size_t budget;
 
-	int listen_fd, conn_fd;
+	int listen_fd;
+	struct pl_link_conn *conn; /* the host's (plain or TLS), NULL: none */
 	unsigned bound_port;
 	struct pl_loop_watch *listen_watch, *conn_watch;
 	struct pl_loop_watch *resume_watch; /* accept paused after EMFILE and the like */
@@ -62,6 +66,9 @@ struct tcp_port {
 	uint8_t in[TCP_READ_BYTES];
 
 	struct pl_tcp_auth *auth; /* NULL: no key, loopback only */
+	struct pl_tls_server *tls; /* NULL: no TLS */
+	/* the last read stopped because TLS must write first (link_conn.h) */
+	bool read_wants_write;
 
 	/* which frames of this connection reached the host (link_tcp_drain.h) */
 	struct pl_tcp_ledger ledger;
@@ -78,9 +85,11 @@ static size_t buffered(const struct tcp_port *p)
 	return p->out_end - p->out_start;
 }
 
+/* EPOLLOUT while bytes wait to go, or while TLS must write before it can
+ * read on. */
 static void watch_out(struct tcp_port *p, bool want)
 {
-	uint32_t events = EPOLLIN | (want ? EPOLLOUT : 0);
+	uint32_t events = EPOLLIN | (want || p->read_wants_write ? EPOLLOUT : 0);
 
 	if (p->conn_watch && events != p->conn_events && pl__loop_mod_fd(p->conn_watch, events) == 0)
 		p->conn_events = events;
@@ -94,7 +103,7 @@ static void drop_connection(struct tcp_port *p, const char *why)
 	uint64_t kernel_end;
 	size_t n;
 
-	if (p->conn_fd < 0)
+	if (!p->conn)
 		return;
 	pl__loop_remove(p->conn_watch);
 	p->conn_watch = NULL;
@@ -102,10 +111,11 @@ static void drop_connection(struct tcp_port *p, const char *why)
 	n = pl__tcp_ledger_between(&p->ledger, kernel_end, p->ledger.stream_bytes, p->lost_ids);
 	if (n && p->ev.frames_lost)
 		p->ev.frames_lost(p->ctx, p->lost_ids, n);
-	pl__tcp_drain_start(p->drain, p->conn_fd, &p->ledger, kernel_end, TCP_PACKET_SIZE,
+	pl__tcp_drain_start(p->drain, p->conn, &p->ledger, kernel_end, TCP_PACKET_SIZE,
 			    p->ev.bytes_wanted ? p->ev.bytes_wanted(p->ctx) : 0);
 	pl__tcp_ledger_reset(&p->ledger);
-	p->conn_fd = -1;
+	p->conn = NULL;
+	p->read_wants_write = false;
 	p->out_start = p->out_end = 0;
 	p->ev.down(p->ctx, why);
 }
@@ -116,15 +126,12 @@ static int flush_out(struct tcp_port *p, bool *moved)
 {
 	*moved = false;
 	while (buffered(p)) {
-		ssize_t n = send(p->conn_fd, p->out + p->out_start, buffered(p),
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n = pl__conn_send(p->conn, p->out + p->out_start, buffered(p));
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+			return n == -EAGAIN ? 0 : (int)n;
 		p->out_start += (size_t)n;
-		*moved = *moved || n > 0;
+		*moved = true;
 	}
 	p->out_start = p->out_end = 0;
 	return 1;
@@ -138,7 +145,7 @@ static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 	uint64_t t0, now;
 	ssize_t n = 0;
 
-	if (p->conn_fd < 0)
+	if (!p->conn)
 		return -ENOTCONN;
 	for (int i = 0; i < iovcnt; i++)
 		total += iov[i].iov_len;
@@ -148,14 +155,9 @@ static int tcp_send(struct pl_link_port *base, const struct iovec *iov, int iovc
 		return -EMSGSIZE;
 	t0 = pl__mono_ns();
 	if (!buffered(p)) {
-		struct msghdr mh = { .msg_iov = (struct iovec *)(uintptr_t)iov,
-				     .msg_iovlen = (size_t)iovcnt };
-
-		do
-			n = sendmsg(p->conn_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-		while (n < 0 && errno == EINTR);
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-			int err = -errno;
+		n = pl__conn_sendv(p->conn, iov, iovcnt);
+		if (n < 0 && n != -EAGAIN) {
+			int err = (int)n;
 
 			p->tx.failed_sends++;
 			p->tx.last_error = err;
@@ -218,11 +220,48 @@ static uint64_t tcp_inflight(const struct pl_link_port *base)
 	return buffered((const struct tcp_port *)base);
 }
 
+/* Read what the host sent: one read, and more while TLS holds decrypted
+ * bytes that epoll cannot see. */
+static void read_in(struct tcp_port *p, struct pl_link_conn *conn)
+{
+	for (int i = 0; i < 8 && p->conn == conn; i++) {
+		ssize_t n = pl__conn_recv(conn, p->in, sizeof(p->in));
+
+		if (n > 0) {
+			p->rx.reads++;
+			p->rx.bytes += (uint64_t)n;
+			p->ev.bytes(p->ctx, p->in, (size_t)n);
+			if (!pl__conn_pending(conn))
+				return;
+			continue;
+		}
+		if (n == -EAGAIN) {
+			bool was = p->read_wants_write;
+
+			p->read_wants_write = (conn->wants & PL_CONN_WANT_WRITE) != 0;
+			if (was != p->read_wants_write)
+				watch_out(p, buffered(p) > 0);
+			return;
+		}
+		if (n < 0) {
+			p->rx.failed_reads++;
+			p->rx.last_error = (int)n;
+		}
+		drop_connection(p, n == 0 ? "the host closed the connection"
+					  : "the connection failed");
+		return;
+	}
+}
+
 static void on_conn(void *ctx, int fd, uint32_t events)
 {
 	struct tcp_port *p = ctx;
+	struct pl_link_conn *conn = p->conn;
 
-	if (events & EPOLLOUT) {
+	(void)fd;
+	/* TLS may need to read before it can write on, and the other way
+	 * round: whichever way the socket became ready, both go on */
+	if (buffered(p) && (events & (EPOLLOUT | EPOLLIN))) {
 		bool moved;
 		int r = flush_out(p, &moved);
 
@@ -238,30 +277,14 @@ static void on_conn(void *ctx, int fd, uint32_t events)
 		if (moved) {
 			p->ev.progress(p->ctx);
 			/* the link may have sent, failed and dropped this
-			 * connection inside: fd is no longer ours to read */
-			if (p->conn_fd != fd)
+			 * connection inside: it is no longer ours to read */
+			if (p->conn != conn)
 				return;
 		}
 	}
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-		ssize_t n;
-
-		do
-			n = recv(fd, p->in, sizeof(p->in), MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		if (n > 0) {
-			p->rx.reads++;
-			p->rx.bytes += (uint64_t)n;
-			p->ev.bytes(p->ctx, p->in, (size_t)n);
-		} else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-			if (n < 0) {
-				p->rx.failed_reads++;
-				p->rx.last_error = -errno;
-			}
-			drop_connection(p, n == 0 ? "the host closed the connection"
-						  : "the connection failed");
-		}
-	}
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ||
+	    (p->read_wants_write && (events & EPOLLOUT)))
+		read_in(p, conn);
 }
 
 static void on_resume(void *ctx, uint64_t expirations)
@@ -285,13 +308,13 @@ static void pause_accepts(struct tcp_port *p, int err)
 		pl__loop_mod_fd(p->listen_watch, EPOLLIN);
 }
 
-/* fd is the host from now on: it replaces the one before. */
-static void admit(void *ctx, int c, const char *who)
+/* conn is the host from now on: it replaces the one before. */
+static void admit(void *ctx, struct pl_link_conn *conn, const char *who)
 {
 	struct tcp_port *p = ctx;
-	int one = 1, sndbuf = TCP_SNDBUF;
+	int one = 1, sndbuf = TCP_SNDBUF, c = conn->fd;
 
-	if (p->conn_fd >= 0) {
+	if (p->conn) {
 		p->replaced++;
 		pl__log_info_limited(&p->conn_rl,
 				     "link: a new host connection from %s replaces the current one",
@@ -302,14 +325,15 @@ static void admit(void *ctx, int c, const char *who)
 	setsockopt(c, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (pl__loop_add_fd(p->loop, c, EPOLLIN, on_conn, p, &p->conn_watch) < 0) {
 		pl__log_warnx_limited(&p->conn_rl, "link: cannot watch the connection from %s", who);
-		close(c);
+		pl__conn_free(conn);
 		return;
 	}
-	p->conn_fd = c;
+	p->conn = conn;
 	p->conn_events = EPOLLIN;
+	p->read_wants_write = false;
 	p->connections++;
 	pl__log_info_limited(&p->conn_rl, "link: host connected over TCP from %s%s", who,
-			     p->auth ? " (key proved)" : "");
+			     p->tls ? " (TLS, key proved)" : p->auth ? " (key proved)" : "");
 	p->ev.up(p->ctx, TCP_PACKET_SIZE);
 }
 
@@ -329,10 +353,14 @@ static void on_accept(void *ctx, int fd, uint32_t events)
 		return;
 	}
 	getnameinfo((struct sockaddr *)&ss, sl, who, sizeof(who), NULL, 0, NI_NUMERICHOST);
-	if (p->auth)
+	if (p->auth) {
 		pl__tcp_auth_start(p->auth, c, who);
-	else
-		admit(p, c, who);
+	} else {
+		struct pl_link_conn *conn = pl__conn_plain(c);
+
+		if (conn)
+			admit(p, conn, who);
+	}
 }
 
 /* "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses). */
@@ -463,6 +491,7 @@ static void tcp_close(struct pl_link_port *base)
 		drop_connection(p, "closing");
 	pl__tcp_drain_close(p->drain);
 	pl__tcp_auth_close(p->auth);
+	pl__tls_server_close(p->tls);
 	pl__loop_remove(p->resume_watch);
 	pl__loop_remove(p->listen_watch);
 	if (p->listen_fd >= 0)
@@ -492,6 +521,34 @@ static void drained_lost(void *ctx, const uint64_t *frame_ids, size_t n)
 		p->ev.frames_lost(p->ctx, frame_ids, n);
 }
 
+/* TLS: the certificate and its key, checked and loaded now, while
+ * perflinkd may still read what only root may (before the drop). */
+static int open_tls(struct tcp_port *p, const struct pl_link_config *cfg)
+{
+	char why[512];
+	int err;
+
+	if (!cfg->tcp_tls_cert || !cfg->tcp_tls_key) {
+		pl__log_warnx("link: TLS needs both tcp-tls-cert and tcp-tls-key");
+		return -EINVAL;
+	}
+	/* the certificate proves the device; only the key proves the host,
+	 * and without a host that proves itself TLS would let anyone in */
+	if (!cfg->tcp_key_file) {
+		pl__log_warnx("link: tcp-tls-cert needs tcp-key-file too: TLS proves the device "
+			      "to the host, the key proves the host to the device");
+		return -EINVAL;
+	}
+	if (!pl__link_tls_available()) {
+		pl__log_warnx("link: tcp-tls-cert: this perflinkd was built without libssl");
+		return -ENOTSUP;
+	}
+	if ((err = pl__tls_server_open(&p->tls, cfg->tcp_tls_cert, cfg->tcp_tls_key, why,
+				       sizeof(why))) < 0)
+		pl__log_warnx("link: TLS: %s", why);
+	return err;
+}
+
 static int open_auth(struct tcp_port *p, const char *path)
 {
 	struct pl_link_key key;
@@ -507,7 +564,7 @@ static int open_auth(struct tcp_port *p, const char *path)
 		pl__log_warnx("link: tcp-key-file %s", why);
 		return err;
 	}
-	err = pl__tcp_auth_open(&p->auth, p->loop, &key, admit, p);
+	err = pl__tcp_auth_open(&p->auth, p->loop, &key, p->tls, admit, p);
 	pl__link_key_wipe(&key);
 	return err;
 }
@@ -524,7 +581,7 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 	p->loop = loop;
 	p->ev = *ev;
 	p->ctx = ctx;
-	p->listen_fd = p->conn_fd = -1;
+	p->listen_fd = -1;
 	p->conn_rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
 	p->budget = cfg->budget_bytes;
 	/* Room for the budget and, past it, one whole message: an idle port
@@ -536,6 +593,8 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 	}
 	if ((err = pl__tcp_drain_open(&p->drain, loop, drained_lost, p)) < 0)
 		goto fail;
+	if ((cfg->tcp_tls_cert || cfg->tcp_tls_key) && (err = open_tls(p, cfg)) < 0)
+		goto fail;
 	if (cfg->tcp_key_file && (err = open_auth(p, cfg->tcp_key_file)) < 0)
 		goto fail;
 	if ((err = open_listener(p, cfg->tcp_listen)) < 0)
@@ -544,7 +603,8 @@ int pl__link_port_tcp_open(struct pl_link_port **out, const struct pl_link_confi
 				   &p->listen_watch)) < 0)
 		goto fail;
 	pl__log_info("link: waiting for the host on tcp port %u%s", p->bound_port,
-		     p->auth ? " (hosts must prove the key)" : "");
+		     p->tls ? " (TLS 1.3; hosts must prove the key)"
+			    : p->auth ? " (hosts must prove the key)" : "");
 	*out = &p->base;
 	return 0;
 fail:
@@ -570,12 +630,14 @@ bool pl__link_port_tcp_totals(const struct pl_link_port *base, struct pl_link_tc
 		pl__tcp_auth_get_totals(p->auth, &a);
 	*out = (struct pl_link_tcp_totals){
 		.keyed = p->auth != NULL,
+		.tls = p->tls != NULL,
 		.connections = p->connections,
 		.replaced = p->replaced,
 		.auth_passed = a.passed,
 		.auth_failed = a.failed,
 		.auth_timed_out = a.timed_out,
 		.auth_evicted = a.evicted,
+		.tls_failed = a.tls_failed,
 	};
 	return true;
 }

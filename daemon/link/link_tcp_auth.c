@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 struct pending {
 	struct pl_tcp_auth *owner;
-	int fd; /* -1: the slot is free */
+	struct pl_link_conn *conn; /* NULL: the slot is free */
 	struct pl_loop_watch *watch, *timer;
+	uint32_t events;           /* what watch waits for */
+	bool challenged;           /* past TLS (or without it): the challenge went */
 	uint64_t since_ns;
 	char who[64];
 	uint8_t device_nonce[PL_AUTH_NONCE_BYTES];
@@ -25,6 +26,7 @@ struct pending {
 struct pl_tcp_auth {
 	struct pl_loop *loop;
 	struct pl_link_key key;
+	struct pl_tls_server *tls;
 	pl__tcp_auth_admit_cb admit;
 	void *ctx;
 	struct pending slot[PL_TCP_AUTH_PENDING];
@@ -33,14 +35,15 @@ struct pl_tcp_auth {
 	struct pl__ratelimit rl;
 };
 
-static void release(struct pending *p, bool close_fd)
+/* Stop watching p; close its connection unless it was handed on. */
+static void release(struct pending *p, bool close_conn)
 {
 	pl__loop_remove(p->watch);
 	pl__loop_remove(p->timer);
 	p->watch = p->timer = NULL;
-	if (close_fd && p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
+	if (close_conn)
+		pl__conn_free(p->conn);
+	p->conn = NULL;
 	p->got = 0;
 }
 
@@ -52,43 +55,90 @@ static void refuse(struct pending *p, uint64_t *counter, const char *why)
 	release(p, true);
 }
 
-static bool send_all(int fd, const uint8_t *b, size_t len)
+static bool send_all(struct pl_link_conn *c, const uint8_t *b, size_t len)
 {
-	/* a fresh connection's send buffer takes these few bytes whole; if it
-	 * does not, the peer is not a host worth waiting for */
-	ssize_t n;
-
-	do
-		n = send(fd, b, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)len;
+	/* a fresh connection's send buffer takes these few bytes whole (TLS:
+	 * one record); if it does not, the peer is not a host worth waiting
+	 * for */
+	return pl__conn_send(c, b, len) == (ssize_t)len;
 }
 
-static void on_response(void *ctx, int fd, uint32_t events)
+/* Watch for what the connection waits for (TLS may want to write while
+ * its handshake goes on). */
+static bool watch_for(struct pending *p, uint32_t events)
 {
-	struct pending *p = ctx;
+	if (events == p->events)
+		return true;
+	if (pl__loop_mod_fd(p->watch, events) < 0)
+		return false;
+	p->events = events;
+	return true;
+}
+
+static void send_challenge(struct pending *p)
+{
+	struct pl_tcp_auth *a = p->owner;
+	uint8_t challenge[PL_AUTH_CHALLENGE_BYTES];
+
+	if (pl__link_auth_nonce(p->device_nonce) < 0) {
+		refuse(p, &a->totals.timed_out, "no random nonce");
+		return;
+	}
+	pl__link_auth_challenge(challenge, p->device_nonce);
+	if (!send_all(p->conn, challenge, sizeof(challenge))) {
+		refuse(p, &a->totals.timed_out, "the challenge could not be sent");
+		return;
+	}
+	p->challenged = true;
+	if (!watch_for(p, EPOLLIN))
+		refuse(p, &a->totals.timed_out, "cannot watch it");
+}
+
+static void tls_step(struct pending *p)
+{
+	char why[256], line[300];
+	int r = pl__conn_handshake(p->conn, why, sizeof(why));
+
+	if (r == 0) {
+		if (!watch_for(p, p->conn->wants & PL_CONN_WANT_WRITE ? EPOLLOUT : EPOLLIN))
+			refuse(p, &p->owner->totals.timed_out, "cannot watch it");
+		return;
+	}
+	if (r < 0) {
+		snprintf(line, sizeof(line), "%s (not a TLS 1.3 client?)", why);
+		refuse(p, &p->owner->totals.tls_failed, line);
+		return;
+	}
+	send_challenge(p);
+}
+
+static void read_response(struct pending *p)
+{
 	struct pl_tcp_auth *a = p->owner;
 	uint8_t host_nonce[PL_AUTH_NONCE_BYTES], proof[PL_AUTH_PROOF_BYTES];
+	struct pl_link_conn *conn;
 	char who[sizeof(p->who)];
 	ssize_t n;
 
-	(void)events;
 	/* read no further than the response: what the host sends after it
 	 * is the link's, read there once the connection is admitted */
-	do
-		n = recv(fd, p->in + p->got, sizeof(p->in) - p->got, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	n = pl__conn_recv(p->conn, p->in + p->got, sizeof(p->in) - p->got);
+	if (n == -EAGAIN) {
+		if (!watch_for(p, p->conn->wants & PL_CONN_WANT_WRITE ? EPOLLOUT : EPOLLIN))
+			refuse(p, &a->totals.timed_out, "cannot watch it");
 		return;
+	}
 	if (n <= 0) {
 		refuse(p, &a->totals.timed_out, n == 0 ? "closed before it answered the challenge"
-						       : strerror(errno));
+						       : strerror((int)-n));
 		return;
 	}
 	p->got += (size_t)n;
 	if (p->got >= PL_AUTH_MAGIC_BYTES && memcmp(p->in, PL_AUTH_MAGIC, PL_AUTH_MAGIC_BYTES) != 0) {
 		refuse(p, &a->totals.failed,
-		       "it did not answer the challenge (no PLAUTH01: a host without the key?)");
+		       a->tls ? "it did not answer the challenge (no PLAUTH01: a host without the key?)"
+			      : "it did not answer the challenge (no PLAUTH01: a host without the "
+				"key, or one that speaks TLS to a port without it?)");
 		return;
 	}
 	if (p->got < sizeof(p->in))
@@ -98,14 +148,27 @@ static void on_response(void *ctx, int fd, uint32_t events)
 		return;
 	}
 	if (pl__link_auth_mac(&a->key, PL_AUTH_DEVICE, p->device_nonce, host_nonce, proof) < 0 ||
-	    !send_all(fd, proof, sizeof(proof))) {
+	    !send_all(p->conn, proof, sizeof(proof))) {
 		refuse(p, &a->totals.timed_out, "the device's proof could not be sent");
 		return;
 	}
 	a->totals.passed++;
 	snprintf(who, sizeof(who), "%s", p->who);
+	conn = p->conn;
 	release(p, false);
-	a->admit(a->ctx, fd, who);
+	a->admit(a->ctx, conn, who);
+}
+
+static void on_event(void *ctx, int fd, uint32_t events)
+{
+	struct pending *p = ctx;
+
+	(void)fd;
+	(void)events;
+	if (!p->challenged)
+		tls_step(p);
+	else
+		read_response(p);
 }
 
 static void on_timeout(void *ctx, uint64_t expirations)
@@ -113,16 +176,17 @@ static void on_timeout(void *ctx, uint64_t expirations)
 	struct pending *p = ctx;
 
 	(void)expirations;
-	refuse(p, &p->owner->totals.timed_out, "no answer to the challenge in time");
+	refuse(p, &p->owner->totals.timed_out,
+	       p->challenged ? "no answer to the challenge in time"
+			     : "no TLS handshake in time (a plain TCP host, or one that stalled)");
 }
 
 void pl__tcp_auth_start(struct pl_tcp_auth *a, int fd, const char *who)
 {
-	uint8_t challenge[PL_AUTH_CHALLENGE_BYTES];
 	struct pending *p = NULL, *oldest = &a->slot[0];
 
 	for (int i = 0; i < PL_TCP_AUTH_PENDING && !p; i++) {
-		if (a->slot[i].fd < 0)
+		if (!a->slot[i].conn)
 			p = &a->slot[i];
 		else if (a->slot[i].since_ns < oldest->since_ns)
 			oldest = &a->slot[i];
@@ -131,27 +195,33 @@ void pl__tcp_auth_start(struct pl_tcp_auth *a, int fd, const char *who)
 		refuse(oldest, &a->totals.evicted, "a newer connection needs its place");
 		p = oldest;
 	}
-	p->fd = fd;
+	p->conn = a->tls ? pl__tls_server_conn(a->tls, fd) : pl__conn_plain(fd);
 	p->got = 0;
+	p->challenged = false;
 	p->since_ns = pl__mono_ns();
 	snprintf(p->who, sizeof(p->who), "%s", who);
-	if (pl__link_auth_nonce(p->device_nonce) < 0) {
-		refuse(p, &a->totals.timed_out, "no random nonce");
+	if (!p->conn) {
+		a->totals.timed_out++;
+		pl__log_warnx_limited(&a->rl, "link: tcp connection from %s refused: out of memory",
+				      who);
 		return;
 	}
-	pl__link_auth_challenge(challenge, p->device_nonce);
-	if (!send_all(fd, challenge, sizeof(challenge))) {
-		refuse(p, &a->totals.timed_out, "the challenge could not be sent");
-		return;
-	}
-	if (pl__loop_add_fd(a->loop, fd, EPOLLIN, on_response, p, &p->watch) < 0 ||
+	p->events = EPOLLIN;
+	if (pl__loop_add_fd(a->loop, fd, EPOLLIN, on_event, p, &p->watch) < 0 ||
 	    pl__loop_add_timer(a->loop, (uint64_t)PL_AUTH_TIMEOUT_MS * 1000000u, 0, on_timeout, p,
-			       &p->timer) < 0)
+			       &p->timer) < 0) {
 		refuse(p, &a->totals.timed_out, "cannot watch it");
+		return;
+	}
+	/* the device speaks first: without TLS the challenge, with it nothing
+	 * until the ClientHello (the step reads it when it comes) */
+	if (!a->tls)
+		send_challenge(p);
 }
 
 int pl__tcp_auth_open(struct pl_tcp_auth **out, struct pl_loop *loop,
-		      const struct pl_link_key *key, pl__tcp_auth_admit_cb admit, void *ctx)
+		      const struct pl_link_key *key, struct pl_tls_server *tls,
+		      pl__tcp_auth_admit_cb admit, void *ctx)
 {
 	struct pl_tcp_auth *a = calloc(1, sizeof(*a));
 
@@ -159,13 +229,12 @@ int pl__tcp_auth_open(struct pl_tcp_auth **out, struct pl_loop *loop,
 		return -ENOMEM;
 	a->loop = loop;
 	a->key = *key;
+	a->tls = tls;
 	a->admit = admit;
 	a->ctx = ctx;
 	a->rl = (struct pl__ratelimit)PL_RATELIMIT_INIT(1000);
-	for (int i = 0; i < PL_TCP_AUTH_PENDING; i++) {
+	for (int i = 0; i < PL_TCP_AUTH_PENDING; i++)
 		a->slot[i].owner = a;
-		a->slot[i].fd = -1;
-	}
 	*out = a;
 	return 0;
 }

@@ -48,7 +48,8 @@ struct pl_tcp_drain {
 	struct pl_loop *loop;
 	pl__tcp_lost_cb lost;
 	void *ctx;
-	int fd; /* -1: nothing drains */
+	struct pl_link_conn *conn; /* NULL: nothing drains */
+	uint32_t events;
 	struct pl_loop_watch *watch, *timer;
 	struct pl_tcp_ledger ledger;
 	uint64_t kernel_end;
@@ -67,21 +68,22 @@ static void release(struct pl_tcp_drain *d)
 	pl__loop_remove(d->watch);
 	pl__loop_remove(d->timer);
 	d->watch = d->timer = NULL;
-	if (d->fd >= 0)
-		close(d->fd);
-	d->fd = -1;
+	pl__conn_free(d->conn);
+	d->conn = NULL;
 }
 
 /* The host did not take the rest in time: what its TCP has not
- * acknowledged is lost with the connection. */
+ * acknowledged is lost with the connection. (Under TLS the kernel counts
+ * records, a little more than the bytes in them: a few more frames may be
+ * counted lost than were, never fewer.) */
 static void give_up(struct pl_tcp_drain *d)
 {
 	int outq = 0;
 	size_t n;
 
-	if (d->fd < 0)
+	if (!d->conn)
 		return;
-	if (ioctl(d->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+	if (ioctl(d->conn->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
 		outq = 0;
 	n = pl__tcp_ledger_between(&d->ledger,
 				   (uint64_t)outq < d->kernel_end ? d->kernel_end - (uint64_t)outq : 0,
@@ -136,18 +138,24 @@ static void on_input(void *ctx, int fd, uint32_t events)
 	struct pl_tcp_drain *d = ctx;
 	uint8_t sink[16384];
 
+	(void)fd;
 	(void)events;
 	for (int i = 0; i < 8; i++) {
-		ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+		ssize_t n = pl__conn_recv(d->conn, sink, sizeof(sink));
 
 		if (n > 0) {
 			count_replies(d, sink, (size_t)n);
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN) {
+			/* TLS may want to write (it cannot: this side is shut) */
+			uint32_t want = d->conn->wants & PL_CONN_WANT_WRITE ? EPOLLIN | EPOLLOUT
+									     : EPOLLIN;
+
+			if (want != d->events && pl__loop_mod_fd(d->watch, want) == 0)
+				d->events = want;
 			return;
+		}
 		/* the host closed (after reading to our end of stream: what it
 		 * was sent, it has) or the connection failed */
 		if (n == 0)
@@ -174,23 +182,25 @@ int pl__tcp_drain_open(struct pl_tcp_drain **out, struct pl_loop *loop, pl__tcp_
 	d->loop = loop;
 	d->lost = lost;
 	d->ctx = ctx;
-	d->fd = -1;
+	d->conn = NULL;
 	*out = d;
 	return 0;
 }
 
-void pl__tcp_drain_start(struct pl_tcp_drain *d, int fd, const struct pl_tcp_ledger *ledger,
-			 uint64_t kernel_end, uint32_t pad, uint64_t rest_of_message)
+void pl__tcp_drain_start(struct pl_tcp_drain *d, struct pl_link_conn *conn,
+			 const struct pl_tcp_ledger *ledger, uint64_t kernel_end, uint32_t pad,
+			 uint64_t rest_of_message)
 {
 	give_up(d); /* one at a time: the one before ends now */
-	d->fd = fd;
+	d->conn = conn;
+	d->events = EPOLLIN;
 	d->ledger = *ledger;
 	d->kernel_end = kernel_end;
 	d->pad = pad;
 	d->hdr_got = 0;
 	d->skip = rest_of_message;
-	shutdown(fd, SHUT_WR);
-	if (pl__loop_add_fd(d->loop, fd, EPOLLIN, on_input, d, &d->watch) < 0 ||
+	pl__conn_shutdown(conn);
+	if (pl__loop_add_fd(d->loop, conn->fd, EPOLLIN, on_input, d, &d->watch) < 0 ||
 	    pl__loop_add_timer(d->loop, (uint64_t)PL_TCP_DRAIN_MS * 1000000u, 0, on_timeout, d,
 			       &d->timer) < 0)
 		give_up(d);

@@ -11,7 +11,7 @@
  * input arriving after it, makes the kernel send a reset, and a reset
  * makes the host's kernel throw away what it received and the host had not
  * read yet: frames lost without anyone knowing. So the device shuts its
- * sending side (the host reads what is queued, then end of stream), reads
+ * sending side (TLS: after close_notify) (the host reads what is queued, then end of stream), reads
  * and discards what the host still sends (counting the REPLYs among it:
  * answers that never reach their producer), and closes once the host closed
  * too. A host that does not come back within PL_TCP_DRAIN_MS loses what
@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "event_loop.h"
+#include "link_conn.h"
 
 /* more than the budget and the send buffer hold of small frames */
 #define PL_TCP_LEDGER_FRAMES 4096
@@ -53,12 +54,13 @@ struct pl_tcp_drain;
 
 int pl__tcp_drain_open(struct pl_tcp_drain **out, struct pl_loop *loop, pl__tcp_lost_cb lost,
 		       void *ctx);
-/* Take fd (owned from here) whose stream, as ledger counts it, reached the
+/* Take conn (owned from here) whose stream, as ledger counts it, reached the
  * kernel up to kernel_end: drain it as above. The host's messages are
  * padded to pad; rest_of_message: how many bytes of a message the link had
  * begun to receive are still to come (skipped before the next header). */
-void pl__tcp_drain_start(struct pl_tcp_drain *d, int fd, const struct pl_tcp_ledger *ledger,
-			 uint64_t kernel_end, uint32_t pad, uint64_t rest_of_message);
+void pl__tcp_drain_start(struct pl_tcp_drain *d, struct pl_link_conn *conn,
+			 const struct pl_tcp_ledger *ledger, uint64_t kernel_end, uint32_t pad,
+			 uint64_t rest_of_message);
 /* REPLYs read and discarded on dropped connections, since the drain opened. */
 uint64_t pl__tcp_drain_replies_discarded(const struct pl_tcp_drain *d);
 /* Closes a connection still draining, telling nobody (shutting down). */

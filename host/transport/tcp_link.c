@@ -2,6 +2,8 @@
 #include "tcp_link.h"
 #include "clock.h"
 #include "link_auth.h"
+#include "link_conn.h"
+#include "link_tls.h"
 #include "log.h"
 
 #include <errno.h>
@@ -21,8 +23,10 @@
  * timers (pings, progress, the end of the run) */
 #define READS_PER_POLL 64
 
-/* AUTHENTICATING: connected, the handshake not done yet (with a key) */
-enum state { IDLE, CONNECTING, AUTHENTICATING, CONNECTED };
+/* TLS_HANDSHAKE: connected, TLS not set up yet (with --tls-ca or a
+ * fingerprint); AUTHENTICATING: the key's handshake not done yet (with a
+ * key) */
+enum state { IDLE, CONNECTING, TLS_HANDSHAKE, AUTHENTICATING, CONNECTED };
 
 /* what was logged last, so each change is said once */
 enum said { SAID_NOTHING, SAID_CONNECTING, SAID_CONNECTED, SAID_FAILED, SAID_LOST,
@@ -36,12 +40,16 @@ struct pl_tcp_link {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	enum state state;
-	int fd;
+	int fd;                    /* the socket; conn owns it once connected */
+	struct pl_link_conn *conn; /* plain or TLS, from the TCP connect on */
+	struct pl_tls_client *tls; /* NULL: no TLS */
+	char host_name[256];       /* what the certificate must name */
+	bool read_wants_write;     /* TLS must write before it reads on */
 	uint64_t next_attempt_ns;
 	int broken; /* an errno from a write inside a handler; acted on after it */
 	enum said said;
 	int said_errno;
-	const char *said_auth; /* the reason of the last failed handshake said */
+	char said_auth[320]; /* the reason of the last failed handshake said */
 	bool have_key;
 	struct pl_link_key key;
 	/* the handshake: the challenge, then the device's proof */
@@ -78,6 +86,7 @@ static int resolve(struct pl_tcp_link *l, const char *address)
 		goto bad;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
+	snprintf(l->host_name, sizeof(l->host_name), "%s", host);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -131,9 +140,36 @@ int pl__tcp_link_open(struct pl_tcp_link **out, const struct pl_tcp_link_config 
 		}
 		l->have_key = true;
 	}
+	if (cfg->tls_ca_file || cfg->tls_fingerprint) {
+		const struct pl_tls_client_config tc = {
+			.ca_file = cfg->tls_ca_file,
+			.fingerprint = cfg->tls_fingerprint,
+			.server_name = l->host_name,
+		};
+		char why[512];
+
+		err = -EINVAL;
+		/* the device runs TLS only with a key: TLS proves it, the key
+		 * proves this host */
+		if (!l->have_key) {
+			pl__log_warnx("--tls-ca and --tls-fingerprint need --tcp-key: a device with "
+				      "TLS still asks for the pre-shared key");
+			goto fail;
+		}
+		if (!pl__link_tls_available()) {
+			pl__log_warnx("--tls-ca: this perflink-host was built without libssl");
+			goto fail;
+		}
+		if (pl__tls_client_open(&l->tls, &tc, why, sizeof(why)) < 0) {
+			pl__log_warnx("TLS: %s", why);
+			goto fail;
+		}
+	}
+	l->cfg.tls_ca_file = l->cfg.tls_fingerprint = NULL;
 	*out = l;
 	return 0;
 fail:
+	pl__link_key_wipe(&l->key);
 	free(l->address);
 	free(l->in);
 	free(l);
@@ -142,9 +178,13 @@ fail:
 
 static void close_fd(struct pl_tcp_link *l)
 {
-	if (l->fd >= 0)
+	if (l->conn)
+		pl__conn_free(l->conn); /* closes the socket */
+	else if (l->fd >= 0)
 		close(l->fd);
+	l->conn = NULL;
 	l->fd = -1;
+	l->read_wants_write = false;
 	l->out_off = l->out_len = 0;
 	l->broken = 0;
 }
@@ -176,7 +216,8 @@ static void now_connected(struct pl_tcp_link *l)
 	/* a device that wants a key is said once, not "connected" each retry */
 	if (l->said != SAID_AUTH_FAILED || l->have_key)
 		pl__log_info("connected to %s%s", l->address,
-			     l->have_key ? " (the device proved the key)" : "");
+			     l->tls ? " (TLS 1.3, the device proved its certificate and the key)"
+			     : l->have_key ? " (the device proved the key)" : "");
 	l->said = SAID_CONNECTED;
 	l->h.connected(l->ctx, PL_TCP_PACKET_SIZE);
 }
@@ -200,11 +241,11 @@ static void auth_failed(struct pl_tcp_link *l, const char *why)
 
 	retry_later(l);
 	l->stats.failed_auths++;
-	if (l->said != SAID_AUTH_FAILED || l->said_auth != why)
+	if (l->said != SAID_AUTH_FAILED || strcmp(l->said_auth, why) != 0)
 		pl__log_warnx("%s: %s; retrying every %.1f s", l->address, why,
 			      l->cfg.retry_ms / 1000.0);
 	l->said = SAID_AUTH_FAILED;
-	l->said_auth = why;
+	snprintf(l->said_auth, sizeof(l->said_auth), "%s", why);
 	if (was_connected)
 		l->h.disconnected(l->ctx);
 }
@@ -214,17 +255,53 @@ static void start_auth(struct pl_tcp_link *l)
 	l->state = AUTHENTICATING;
 	l->auth_got = 0;
 	l->auth_want = PL_AUTH_CHALLENGE_BYTES;
-	l->auth_deadline_ns = pl__mono_ns() + (uint64_t)PL_AUTH_TIMEOUT_MS * 1000000u;
 }
 
-/* Connected, or the handshake when there is a key. */
+static void tls_step(struct pl_tcp_link *l)
+{
+	char why[256], line[400];
+	int r = pl__conn_handshake(l->conn, why, sizeof(why));
+
+	if (r == 0)
+		return;
+	if (r < 0) {
+		/* a device without TLS speaks first, in the clear: TLS reads its
+		 * challenge or HELLO as a broken record */
+		snprintf(line, sizeof(line), "%s%s", why,
+			 r == -EPROTO ? " (does the device have link-tcp-tls-cert?)" : "");
+		auth_failed(l, line);
+		return;
+	}
+	start_auth(l);
+}
+
+/* what a host without TLS sees of a device with it: silence, then the
+ * connection closed at the device's deadline */
+/* The TCP connection is made: TLS, then the key's handshake, or connected
+ * at once; the device has PL_AUTH_TIMEOUT_MS for all of it. */
 static void transport_up(struct pl_tcp_link *l)
 {
-	if (l->have_key)
+	int fd = l->fd;
+
+	l->conn = l->tls ? pl__tls_client_conn(l->tls, fd) : pl__conn_plain(fd);
+	if (!l->conn) {
+		l->fd = -1; /* closed there */
+		connect_failed(l, ENOMEM);
+		return;
+	}
+	l->auth_deadline_ns = pl__mono_ns() + (uint64_t)PL_AUTH_TIMEOUT_MS * 1000000u;
+	if (l->tls) {
+		l->state = TLS_HANDSHAKE;
+		tls_step(l); /* the ClientHello goes now */
+	} else if (l->have_key)
 		start_auth(l);
 	else
 		now_connected(l);
 }
+
+static const char *const auth_no_challenge_tls_hint =
+	" (a device with link-tcp-tls-cert says nothing until a TLS client speaks: give "
+	"--tls-ca or --tls-fingerprint)";
 
 static const char *const auth_no_challenge =
 	"the device sent no challenge: it has no link-tcp-key-file, and with --tcp-key only a "
@@ -236,15 +313,19 @@ static void auth_step(struct pl_tcp_link *l)
 	uint8_t response[PL_AUTH_RESPONSE_BYTES];
 	ssize_t n;
 
-	do
-		n = recv(l->fd, l->auth_in + l->auth_got, l->auth_want - l->auth_got, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	n = pl__conn_recv(l->conn, l->auth_in + l->auth_got, l->auth_want - l->auth_got);
+	if (n == -EAGAIN)
 		return;
 	if (n <= 0) {
-		auth_failed(l, l->auth_want == PL_AUTH_CHALLENGE_BYTES
-			       ? "the device closed the connection before its challenge"
-			       : "the device refused this host's proof (wrong key?)");
+		char why[300];
+
+		snprintf(why, sizeof(why), "%s%s",
+			 l->auth_want == PL_AUTH_CHALLENGE_BYTES
+				 ? "the device closed the connection before its challenge"
+				 : "the device refused this host's proof (wrong key?)",
+			 l->auth_want == PL_AUTH_CHALLENGE_BYTES && l->auth_got == 0 && !l->tls
+				 ? auth_no_challenge_tls_hint : "");
+		auth_failed(l, why);
 		return;
 	}
 	l->auth_got += (size_t)n;
@@ -259,8 +340,7 @@ static void auth_step(struct pl_tcp_link *l)
 		pl__link_auth_read_challenge(l->auth_in, l->device_nonce);
 		if (pl__link_auth_nonce(l->host_nonce) < 0 ||
 		    pl__link_auth_response(response, &l->key, l->device_nonce, l->host_nonce) < 0 ||
-		    send(l->fd, response, sizeof(response), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-			    (ssize_t)sizeof(response)) {
+		    pl__conn_send(l->conn, response, sizeof(response)) != (ssize_t)sizeof(response)) {
 			auth_failed(l, "cannot answer the device's challenge");
 			return;
 		}
@@ -308,13 +388,11 @@ static void start_connect(struct pl_tcp_link *l)
 static void flush(struct pl_tcp_link *l)
 {
 	while (l->out_len > 0) {
-		ssize_t n = send(l->fd, l->out + l->out_off, l->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = pl__conn_send(l->conn, l->out + l->out_off, l->out_len);
 
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				l->broken = errno;
+			if (n != -EAGAIN)
+				l->broken = (int)-n;
 			return;
 		}
 		l->out_off += (size_t)n;
@@ -364,16 +442,14 @@ int pl__tcp_link_send(struct pl_tcp_link *l, const void *data, size_t len)
 	}
 	if (l->out_len == 0) {
 		while (sent < len) {
-			ssize_t n = send(l->fd, p + sent, len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+			ssize_t n = pl__conn_send(l->conn, p + sent, len - sent);
 
 			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				if (errno == EAGAIN || errno == EWOULDBLOCK)
+				if (n == -EAGAIN)
 					break;
-				l->broken = errno;
+				l->broken = (int)-n;
 				l->stats.failed_sends++;
-				return -errno;
+				return (int)n;
 			}
 			sent += (size_t)n;
 		}
@@ -407,13 +483,12 @@ static void read_some(struct pl_tcp_link *l)
 	int i;
 
 	for (i = 0; i < READS_PER_POLL && l->state == CONNECTED && !l->broken; i++) {
-		ssize_t n = read(l->fd, l->in, READ_BYTES);
+		ssize_t n = pl__conn_recv(l->conn, l->in, READ_BYTES);
 
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				lost(l, strerror(errno));
+			l->read_wants_write = n == -EAGAIN && (l->conn->wants & PL_CONN_WANT_WRITE);
+			if (n != -EAGAIN)
+				lost(l, strerror((int)-n));
 			return;
 		}
 		if (n == 0) {
@@ -431,6 +506,23 @@ static void read_some(struct pl_tcp_link *l)
 	}
 }
 
+/* What to wait for on the socket now: what the connection said it waits
+ * for while it is set up, else input, and output while something waits to
+ * go (or TLS must write before it reads on). */
+static short poll_events(const struct pl_tcp_link *l)
+{
+	short ev;
+
+	if (l->state == CONNECTING)
+		return POLLOUT;
+	if (l->state == TLS_HANDSHAKE)
+		return l->conn->wants & PL_CONN_WANT_WRITE ? POLLOUT : POLLIN;
+	ev = POLLIN;
+	if (l->state == CONNECTED && (l->out_len || l->read_wants_write))
+		ev |= POLLOUT;
+	return ev;
+}
+
 int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 {
 	struct pollfd p = { .fd = -1 };
@@ -445,11 +537,16 @@ int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 		if (l->next_attempt_ns > now && wait_ms < (uint64_t)timeout_ms)
 			timeout_ms = (int)wait_ms;
 	} else {
-		if (l->state == AUTHENTICATING) {
+		if (l->state == TLS_HANDSHAKE || l->state == AUTHENTICATING) {
 			uint64_t wait_ms;
 
 			if (now >= l->auth_deadline_ns) {
-				auth_failed(l, "the device did not finish the handshake in time");
+				auth_failed(l, l->state == TLS_HANDSHAKE
+					       ? "the device did not finish the TLS handshake in time"
+					       : l->tls ? "the device did not finish the handshake in time"
+					       : "the device did not finish the handshake in time (a "
+						 "device with link-tcp-tls-cert waits for a TLS client: "
+						 "give --tls-ca or --tls-fingerprint)");
 				return 0;
 			}
 			wait_ms = (l->auth_deadline_ns - now + 999999) / 1000000;
@@ -457,14 +554,19 @@ int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 				timeout_ms = (int)wait_ms;
 		}
 		p.fd = l->fd;
-		p.events = l->state == CONNECTING ? POLLOUT : POLLIN;
-		if (l->state == CONNECTED && l->out_len)
-			p.events |= POLLOUT;
+		p.events = poll_events(l);
+		/* bytes TLS decrypted already are not on the socket any more */
+		if (l->conn && pl__conn_pending(l->conn))
+			timeout_ms = 0;
 	}
 	n = poll(&p, 1, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	if (n == 0 || p.fd < 0)
+	if (p.fd >= 0 && l->conn && pl__conn_pending(l->conn))
+		p.revents |= POLLIN;
+	if (n == 0 && !(p.revents & POLLIN))
+		return 0;
+	if (p.fd < 0)
 		return 0;
 	if (l->state == CONNECTING) {
 		int err = 0;
@@ -478,14 +580,21 @@ int pl__tcp_link_poll(struct pl_tcp_link *l, int timeout_ms)
 			transport_up(l);
 		return 0;
 	}
+	if (l->state == TLS_HANDSHAKE) {
+		if (p.revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))
+			tls_step(l);
+		return 0;
+	}
 	if (l->state == AUTHENTICATING) {
 		if (p.revents & (POLLIN | POLLHUP | POLLERR))
 			auth_step(l);
 		return 0;
 	}
-	if (p.revents & POLLOUT)
+	/* TLS may need to read before it can write on, and the other way round */
+	if (l->out_len && (p.revents & (POLLOUT | POLLIN)))
 		flush(l);
-	if (p.revents & (POLLIN | POLLHUP | POLLERR))
+	if ((p.revents & (POLLIN | POLLHUP | POLLERR)) ||
+	    (l->read_wants_write && (p.revents & POLLOUT)))
 		read_some(l);
 	if (l->state == CONNECTED && l->broken)
 		lost(l, strerror(l->broken));
@@ -512,6 +621,7 @@ void pl__tcp_link_close(struct pl_tcp_link *l)
 	if (!l)
 		return;
 	close_fd(l);
+	pl__tls_client_close(l->tls);
 	pl__link_key_wipe(&l->key);
 	free(l->out);
 	free(l->in);

@@ -10,7 +10,9 @@
  *
  * With a key the connection counts as made only after the handshake of
  * docs/wire.md "TCP authentication"; a handshake that fails is logged once
- * by its reason and retried like a refused connection. */
+ * by its reason and retried like a refused connection. With TLS the key's
+ * handshake and everything after it run inside TLS 1.3; the socket's bytes
+ * go through common/auth/link_conn.h either way. */
 #ifndef PL_HOST_TCP_LINK_H
 #define PL_HOST_TCP_LINK_H
 
@@ -28,6 +30,11 @@ struct pl_tcp_link_config {
 	 * prove it holds the key, and this host proves it too, before any
 	 * message. NULL: no key; a device that asks for one is refused. */
 	const char *key_file;
+	/* TLS 1.3 (docs/wire.md "TLS"; needs key_file): the device's
+	 * certificate checked against this CA file (chain, and the name or
+	 * address connected to), or pinned by its SHA-256 fingerprint. Both
+	 * NULL: no TLS. */
+	const char *tls_ca_file, *tls_fingerprint;
 	unsigned retry_ms;      /* between connection attempts */
 	size_t out_limit_bytes; /* replies buffered, at least one largest message */
 };

@@ -35,6 +35,8 @@ int pl__host_transport_open(struct pl_host_transport **out,
 		struct pl_tcp_link_config tc = {
 			.address = cfg->tcp,
 			.key_file = cfg->tcp_key_file,
+			.tls_ca_file = cfg->tcp_tls_ca_file,
+			.tls_fingerprint = cfg->tcp_tls_fingerprint,
 			.retry_ms = cfg->tcp_retry_ms,
 			.out_limit_bytes = cfg->tcp_out_limit_bytes,
 		};

@@ -17,6 +17,8 @@ struct pl_host_transport;
 struct pl_host_transport_config {
 	const char *tcp;                /* HOST:PORT: TCP; NULL: USB */
 	const char *tcp_key_file;       /* TCP only: the pre-shared key */
+	const char *tcp_tls_ca_file;    /* TCP only: TLS, the device checked by a CA */
+	const char *tcp_tls_fingerprint; /* TCP only: TLS, the device's certificate pinned */
 	struct pl_usb_link_config usb;  /* USB only */
 	unsigned tcp_retry_ms;          /* TCP only */
 	size_t tcp_out_limit_bytes;     /* TCP only */

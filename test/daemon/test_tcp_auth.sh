@@ -55,10 +55,7 @@ check "status counts the refusals: $(echo "$st" | grep -o '"auth_[a-z_]*":[0-9]*
 "$host" --tcp "127.0.0.1:$port" --tcp-key "$d/key" --reply echo --out "$d/host" \
 	>"$d/host.out" 2>&1 &
 hpid=$!
-for _ in $(seq 100); do
-	status | grep -q '"state":"up"' && break
-	sleep 0.1
-done
+wait_link_up
 check "perflink-host with the key: the device proved it, link up" \
 	'status | grep -q "\"state\":\"up\"" && grep -q "the device proved the key" "$d/host.out"'
 PERFLINK_SOCKET="$d/producers" "$producer" --socket "$d/producers" --frames 40 \

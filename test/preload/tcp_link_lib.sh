@@ -53,16 +53,21 @@ start_daemon_tcp() {
 	[ -n "$port" ] || { diag "$d/daemon.err"; echo "1..$n"; exit 1; }
 }
 
+# Wait up to 10 s for a host to be admitted (the link up).
+wait_link_up() {
+	for _ in $(seq 100); do
+		status | grep -q '"state":"up"' && break
+		sleep 0.1
+	done
+}
+
 # perflink-host --tcp (needs $host) to $port in the background, echoing
 # replies, --out $d/host, with any more options given, its output in
 # $d/host.out; waits for the link.
 start_host_tcp() {
 	"$host" --tcp "127.0.0.1:$port" --reply echo --out "$d/host" "$@" >"$d/host.out" 2>&1 &
 	hpid=$!
-	for _ in $(seq 100); do
-		status | grep -q '"state":"up"' && break
-		sleep 0.1
-	done
+	wait_link_up
 	check "the host connected: link up" 'status | grep -q "\"state\":\"up\""'
 }
 
