@@ -6,20 +6,32 @@
 # producer; PINGs are answered at once; and each hostile message the host
 # sends at the end is counted in status under the reason wire.md names.
 # HELLO goes both ways, each COMMAND is answered, and end_of_stream ends
-# the session: the device closes the connection.
+# the session: the device closes the connection. With "tls", all of it
+# inside TLS 1.3 ("TLS"), wire_host checking the device's certificate (a
+# throwaway self-signed one for 127.0.0.1) against the certificate itself.
 #
-# usage: test_wire_host.sh PERFLINKD PERFLINK WIRE_HOST FRAME_PRODUCER
+# usage: test_wire_host.sh PERFLINKD PERFLINK WIRE_HOST FRAME_PRODUCER [tls]
 set -u
-perflinkd=$1 perflink=$2 wire_host=$3 producer=$4
+perflinkd=$1 perflink=$2 wire_host=$3 producer=$4 mode=${5:-tcp}
 frames=40
 
 . "$(dirname "$0")/../preload/tcp_link_lib.sh"
 . "$(dirname "$0")/wire_checks.sh"
 scratch_dir wire-host
 head -c 32 /dev/urandom >"$d/key" && chmod 600 "$d/key"
-start_daemon_tcp --link-tcp-key-file "$d/key"
+if [ "$mode" = tls ]; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj "/CN=perflink conformance" -addext "subjectAltName=IP:127.0.0.1" \
+		-keyout "$d/tls.key" -out "$d/tls.pem" 2>"$d/openssl.err" && chmod 600 "$d/tls.key"
+	start_daemon_tcp --link-tcp-key-file "$d/key" --link-tcp-tls-cert "$d/tls.pem" \
+		--link-tcp-tls-key "$d/tls.key"
+	set -- tls "$port" "$d/key" "$d/tls.pem"
+else
+	start_daemon_tcp --link-tcp-key-file "$d/key"
+	set -- tcp "$port" "$d/key"
+fi
 
-"$wire_host" tcp "$port" "$d/key" $frames 30 >"$d/host.out" 2>"$d/host.err" &
+"$wire_host" "$@" $frames 30 >"$d/host.out" 2>"$d/host.err" &
 hpid=$!
 # the producer once the host is there: a frame with no host is not sent
 for _ in $(seq 100); do
@@ -43,6 +55,7 @@ st=$(status)
 wait "$ppid"; prc=$?; ppid=
 get() { sed -n "s/^$1 //p" "$d/host.out"; }
 
+[ "$mode" = tls ] && check "TLS 1.3, the device's certificate checked" '[ "$(get tls)" = TLSv1.3 ]'
 check "the handshake proved both ends" '[ "$(get handshake)" = ok ]'
 producer_out=$d/producer.out
 wire_checks

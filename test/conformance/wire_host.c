@@ -3,7 +3,9 @@
  * directly), so what it expects is what the document promises.
  *
  * Over TCP to perflinkd: the pre-shared-key handshake ("TCP
- * authentication"); over USB ("Finding the device on USB", "Transfers"):
+ * authentication"), in the clear or inside TLS 1.3 ("TLS": the device's
+ * certificate checked against a CA file and the address 127.0.0.1, then
+ * the same handshake and messages as TLS application data); over USB ("Finding the device on USB", "Transfers"):
  * the interface found by class, subclass and protocol, with libusb, and
  * no zero-length packet ever sent. Then every message from the device
  * checked as "Receiving" says (magic, version, header check, type, length,
@@ -21,6 +23,7 @@
  * Prints what it saw as "name value" lines for the test to check.
  *
  *   wire_host tcp PORT KEY_FILE FRAMES SECONDS
+ *   wire_host tls PORT KEY_FILE CA_FILE FRAMES SECONDS
  *   wire_host usb FRAMES SECONDS */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,6 +42,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#ifdef WIRE_HOST_TLS
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 #ifdef WIRE_HOST_USB
 #include <libusb.h>
 #endif
@@ -121,6 +128,9 @@ static size_t encode(uint8_t *out, const struct header *h, const void *payload, 
 static int fd = -1;
 static uint64_t my_sequence, last_send_time;
 static bool device_gone; /* the connection closed, or the device left */
+#ifdef WIRE_HOST_TLS
+static SSL *tls; /* NULL: TCP in the clear */
+#endif
 
 #ifdef WIRE_HOST_USB
 static libusb_device_handle *usb;
@@ -201,6 +211,16 @@ static bool write_all(const void *buf, size_t len)
 		return r == 0 && (size_t)done == len;
 	}
 #endif
+#ifdef WIRE_HOST_TLS
+	while (tls && len) {
+		int n = SSL_write(tls, p, (int)len);
+
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+#endif
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
@@ -241,12 +261,22 @@ static ssize_t read_some(uint8_t *p, size_t len)
 #endif
 	{
 		struct pollfd pfd = { fd, POLLIN, 0 };
+		bool ready = false;
 
-		if (poll(&pfd, 1, 50) < 0)
+#ifdef WIRE_HOST_TLS
+		/* what TLS decrypted already is no longer on the socket */
+		ready = tls && SSL_pending(tls) > 0;
+#endif
+		if (!ready && poll(&pfd, 1, 50) < 0)
 			return errno == EINTR ? 0 : -1;
-		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		if (!ready && !(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			return 0;
-		n = recv(fd, p, len, 0);
+#ifdef WIRE_HOST_TLS
+		if (tls)
+			n = SSL_read(tls, p, (int)len); /* 0: close_notify or the end */
+		else
+#endif
+			n = recv(fd, p, len, 0);
 		if (n <= 0) {
 			device_gone = true;
 			return -1;
@@ -490,8 +520,32 @@ static void send_hostile(void)
 	send_message(REPLY, 0x7777000000001234ull, "forged", 6);
 }
 
+#ifdef WIRE_HOST_TLS
+/* "TLS": TLS 1.3 only, the certificate checked against ca_file and the
+ * address connected to, before the key's handshake. */
+static bool tls_start(const char *ca_file)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) ||
+	    SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1)
+		return false;
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	if (!(tls = SSL_new(ctx)) || !SSL_set_fd(tls, fd) ||
+	    !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls), "127.0.0.1"))
+		return false;
+	if (SSL_connect(tls) != 1) {
+		fprintf(stderr, "wire_host: TLS handshake failed (verify: %s)\n",
+			X509_verify_cert_error_string(SSL_get_verify_result(tls)));
+		return false;
+	}
+	printf("tls %s\n", SSL_get_version(tls));
+	return true;
+}
+#endif
+
 /* "TCP": connect to the device on loopback and prove the key. */
-static bool tcp_connect(const char *port, const char *key_file)
+static bool tcp_connect(const char *port, const char *key_file, const char *ca_file)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	uint8_t key[1024];
@@ -512,6 +566,15 @@ static bool tcp_connect(const char *port, const char *key_file)
 		return false;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ca_file) {
+#ifdef WIRE_HOST_TLS
+		if (!tls_start(ca_file))
+			return false;
+#else
+		fprintf(stderr, "wire_host: built without libssl\n");
+		return false;
+#endif
+	}
 	printf("handshake %s\n", handshake(key, (size_t)key_len) ? "ok" : "failed");
 	return true;
 }
@@ -522,18 +585,21 @@ int main(int argc, char **argv)
 	uint64_t end, next_ping = 0;
 	sigset_t usr1;
 	bool on_usb = argc == 4 && strcmp(argv[1], "usb") == 0;
+	bool on_tls = argc == 7 && strcmp(argv[1], "tls") == 0;
+	int at = on_usb ? 2 : on_tls ? 5 : 4; /* FRAMES, then SECONDS */
 
 	/* SIGUSR1 is waited for at the end, never delivered */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &usr1, NULL);
-	if (!on_usb && !(argc == 6 && strcmp(argv[1], "tcp") == 0)) {
+	if (!on_usb && !on_tls && !(argc == 6 && strcmp(argv[1], "tcp") == 0)) {
 		fprintf(stderr, "usage: wire_host tcp PORT KEY_FILE FRAMES SECONDS\n"
+				"       wire_host tls PORT KEY_FILE CA_FILE FRAMES SECONDS\n"
 				"       wire_host usb FRAMES SECONDS\n");
 		return 2;
 	}
-	frames = atol(argv[on_usb ? 2 : 4]);
-	seconds = atol(argv[on_usb ? 3 : 5]);
+	frames = atol(argv[at]);
+	seconds = atol(argv[at + 1]);
 	if (on_usb) {
 #ifdef WIRE_HOST_USB
 		if (!usb_connect((int)seconds)) {
@@ -545,7 +611,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wire_host: built without libusb\n");
 		return 2;
 #endif
-	} else if (!tcp_connect(argv[2], argv[3])) {
+	} else if (!tcp_connect(argv[2], argv[3], on_tls ? argv[4] : NULL)) {
 		return 2;
 	}
 	end = now_ns() + (uint64_t)seconds * 1000000000u;
