@@ -9,8 +9,8 @@
  * proved it holds the key (link_tcp_auth.c); until then it displaces
  * nobody and sees nothing. With TLS (tcp-tls-cert), that handshake and
  * everything after it run inside TLS 1.3; the connection's bytes go
- * through link_conn.h either way. Without a key, anyone who can connect, so the
- * port then listens on loopback addresses only.
+ * through link_conn.h either way. Without a key, anyone who can connect,
+ * so the port then listens on loopback addresses only.
  *
  * Sending never blocks the loop: a message goes out with one writev, and
  * what the socket did not take is copied into an output buffer flushed on
