@@ -28,7 +28,8 @@ struct pl_link_conn_ops {
 	const char *name; /* "tcp", "tls" */
 	/* 1 when the connection is ready for the link's bytes, 0 when the
 	 * handshake goes on (c->wants set), -errno when it failed (the reason
-	 * in why). */
+	 * in why): -EPERM the peer's certificate is not trusted, -EPROTO what
+	 * came was not TLS 1.3 as it should be, another the connection's. */
 	int (*handshake)(struct pl_link_conn *c, char *why, size_t why_len);
 	/* >0 bytes read, 0 at the end of the stream, -EAGAIN, -errno. */
 	ssize_t (*recv)(struct pl_link_conn *c, void *buf, size_t len);

@@ -317,7 +317,7 @@ static int failure(struct tls_conn *t, int ssl_err, char *why, size_t why_len, c
 		snprintf(why, why_len, "%sthe device's certificate does not verify against the CA: %s",
 			 prefix, X509_verify_cert_error_string(SSL_get_verify_result(t->ssl)));
 		ERR_clear_error();
-		return -EPROTO;
+		return -EPERM;
 	}
 	ssl_reason(why, why_len, prefix, "protocol error");
 	return -EPROTO;

@@ -96,7 +96,7 @@ static void send_challenge(struct pending *p)
 
 static void tls_step(struct pending *p)
 {
-	char why[256], line[300];
+	char why[256];
 	int r = pl__conn_handshake(p->conn, why, sizeof(why));
 
 	if (r == 0) {
@@ -105,8 +105,7 @@ static void tls_step(struct pending *p)
 		return;
 	}
 	if (r < 0) {
-		snprintf(line, sizeof(line), "%s (not a TLS 1.3 client?)", why);
-		refuse(p, &p->owner->totals.tls_failed, line);
+		refuse(p, &p->owner->totals.tls_failed, why);
 		return;
 	}
 	send_challenge(p);

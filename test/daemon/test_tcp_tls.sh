@@ -9,8 +9,8 @@
 # without TLS is refused and told why; garbage instead of a ClientHello and
 # a handshake that stalls are refused (the stall at the deadline) while the
 # host already there keeps its stream and status still answers. A private
-# key others may read, and TLS without the pre-shared key, stop perflinkd
-# at start.
+# key others may read, a certificate others may write, and TLS without the
+# pre-shared key stop perflinkd at start.
 #
 # usage: test_tcp_tls.sh PERFLINKD PERFLINK PERFLINK_HOST FRAME_PRODUCER
 set -u
@@ -41,6 +41,13 @@ cp "$d/device.key" "$d/open.key" && chmod 644 "$d/open.key"
 rc=$?
 check "perflinkd refuses a TLS private key others can read (exit $rc): $(tail -n 1 "$d/refused.err")" \
 	'[ $rc -ne 0 ] && grep -q "open.key: readable or writable by group or others" "$d/refused.err"'
+cp "$d/device.pem" "$d/open.pem" && chmod 666 "$d/open.pem"
+"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control-x" \
+	--pidfile "" --link --link-tcp 127.0.0.1:0 --link-tcp-key-file "$d/key" \
+	--link-tcp-tls-cert "$d/open.pem" --link-tcp-tls-key "$d/device.key" 2>"$d/refused.err"
+rc=$?
+check "perflinkd refuses a certificate others can write (exit $rc)" \
+	'[ $rc -ne 0 ] && grep -q "open.pem: writable by group or others" "$d/refused.err"'
 # shellcheck disable=SC2086
 "$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control-x" \
 	--pidfile "" --link --link-tcp 127.0.0.1:0 $tls 2>"$d/nokey.err"
