@@ -18,6 +18,11 @@
 #
 # MB defaults to 512 (frames of 256 KiB, kept every one: the producer waits
 # for the link rather than have frames replaced), REPEATS to 3.
+#
+# Then what one connection's handshake costs perflinkd, key alone against
+# TLS and key: a Python host (its ssl and hmac modules, from docs/wire.md)
+# connects, proves the key, takes the device's proof and closes, 200 times;
+# perflinkd's CPU over them, per connection.
 set -euo pipefail
 perflinkd=$1 perflink=$2 host=$3 producer=$4 mb=${5:-512} repeats=${6:-3}
 frame_bytes=262144
@@ -38,7 +43,8 @@ cpu_ns() { # pid: run time of all its threads, ns (a thread may end meanwhile)
 	{ cat /proc/"$1"/task/*/schedstat 2>/dev/null || true; } |
 		awk '{ s += $1 } END { printf "%d", s }'
 }
-status() { "$perflink" status --json --socket "$d/control" 2>/dev/null; }
+# never fails (set -e, pipefail): a daemon not up yet answers nothing
+status() { "$perflink" status --json --socket "$d/control" 2>/dev/null || true; }
 
 run() { # mode; prints "mode daemon_ms_per_mb host_ms_per_mb mb"
 	local mode=$1 dopt=() hopt=() port= d0 h0 d1 h1 got
@@ -102,3 +108,63 @@ for mode in plain key tls; do
 	awk -v m="$mode" -v a="$md" -v b="$mh" -v pa="$pd" -v pb="$ph" 'BEGIN {
 		printf "%-6s %16.3f %16.3f %9.2fx %9.2fx\n", m, a, b, a / pa, b / pb }'
 done
+
+# The handshakes: key alone, then TLS and key, each HANDSHAKES connections.
+handshakes=200
+cat >"$d/handshakes.py" <<'PY'
+import hashlib, hmac, os, socket, ssl, sys
+port, key_file, ca, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+key = open(key_file, "rb").read()
+ctx = None
+if ca != "-":
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_verify_locations(ca)
+def read(s, want):
+    b = b""
+    while len(b) < want:
+        got = s.recv(want - len(b))
+        if not got:
+            raise SystemExit("the device closed the connection")
+        b += got
+    return b
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    if ctx:
+        s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+    c = read(s, 40)
+    nd, nh = c[8:40], os.urandom(32)
+    s.sendall(b"PLAUTH01" + nh + hmac.new(key, b"perflink-host-auth" + nd + nh, hashlib.sha256).digest())
+    md = read(s, 32)
+    if not hmac.compare_digest(md, hmac.new(key, b"perflink-device-auth" + nd + nh, hashlib.sha256).digest()):
+        raise SystemExit("the device's proof does not check")
+    s.close()
+PY
+handshake_cost() { # mode: perflinkd's CPU us per connection
+	local mode=$1 dopt=(--link-tcp-key-file "$d/key") ca=- port= d0 d1
+	if [ "$mode" = tls ]; then
+		dopt+=(--link-tcp-tls-cert "$d/tls.pem" --link-tcp-tls-key "$d/tls.key")
+		ca=$d/tls.pem
+	fi
+	"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
+		--pidfile "" --link --link-tcp 127.0.0.1:0 "${dopt[@]}" >/dev/null 2>"$d/daemon.err" &
+	dpid=$!
+	for _ in $(seq 100); do
+		port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	d0=$(cpu_ns "$dpid")
+	python3 "$d/handshakes.py" "$port" "$d/key" "$ca" "$handshakes"
+	sleep 0.2
+	d1=$(cpu_ns "$dpid")
+	status | grep -q "\"auth_passed\":$handshakes," ||
+		{ echo "not every handshake passed ($mode):" >&2; status >&2; exit 1; }
+	kill -TERM "$dpid"; wait "$dpid" || true; dpid=
+	awk -v n=$((d1 - d0)) -v c="$handshakes" 'BEGIN { printf "%.1f", n / 1e3 / c }'
+}
+echo
+hk=$(handshake_cost key) ht=$(handshake_cost tls)
+echo "perflinkd's CPU per connection ($handshakes handshakes each, a Python host):"
+awk -v k="$hk" -v t="$ht" 'BEGIN {
+	printf "key    %8.1f us\ntls    %8.1f us  (%.1fx)\n", k, t, t / k }'
