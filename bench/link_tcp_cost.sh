@@ -46,23 +46,28 @@ cpu_ns() { # pid: run time of all its threads, ns (a thread may end meanwhile)
 # never fails (set -e, pipefail): a daemon not up yet answers nothing
 status() { "$perflink" status --json --socket "$d/control" 2>/dev/null || true; }
 
-run() { # mode; prints "mode daemon_ms_per_mb host_ms_per_mb mb"
-	local mode=$1 dopt=() hopt=() port= d0 h0 d1 h1 got
-	case $mode in
-	key) dopt=(--link-tcp-key-file "$d/key"); hopt=(--tcp-key "$d/key") ;;
-	tls) dopt=(--link-tcp-key-file "$d/key" --link-tcp-tls-cert "$d/tls.pem"
-		   --link-tcp-tls-key "$d/tls.key")
-	     hopt=(--tcp-key "$d/key" --tls-ca "$d/tls.pem") ;;
-	esac
+start_daemon() { # perflinkd's link options; sets dpid and port
 	"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
-		--pidfile "" --link --link-tcp 127.0.0.1:0 "${dopt[@]}" >/dev/null 2>"$d/daemon.err" &
+		--pidfile "" --link --link-tcp 127.0.0.1:0 "$@" >/dev/null 2>"$d/daemon.err" &
 	dpid=$!
+	port=
 	for _ in $(seq 100); do
 		port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
 		[ -n "$port" ] && break
 		sleep 0.1
 	done
 	[ -n "$port" ] || { echo "perflinkd did not start:" >&2; cat "$d/daemon.err" >&2; exit 1; }
+}
+
+run() { # mode; prints "mode daemon_ms_per_mb host_ms_per_mb mb"
+	local mode=$1 dopt=() hopt=() d0 h0 d1 h1 got
+	case $mode in
+	key) dopt=(--link-tcp-key-file "$d/key"); hopt=(--tcp-key "$d/key") ;;
+	tls) dopt=(--link-tcp-key-file "$d/key" --link-tcp-tls-cert "$d/tls.pem"
+		   --link-tcp-tls-key "$d/tls.key")
+	     hopt=(--tcp-key "$d/key" --tls-ca "$d/tls.pem") ;;
+	esac
+	start_daemon "${dopt[@]}"
 	"$host" --tcp "127.0.0.1:$port" "${hopt[@]}" --reply none --out "$d/host-$mode" \
 		>"$d/host.out" 2>&1 &
 	hpid=$!
@@ -141,19 +146,12 @@ for _ in range(n):
     s.close()
 PY
 handshake_cost() { # mode: perflinkd's CPU us per connection
-	local mode=$1 dopt=(--link-tcp-key-file "$d/key") ca=- port= d0 d1
+	local mode=$1 dopt=(--link-tcp-key-file "$d/key") ca=- d0 d1
 	if [ "$mode" = tls ]; then
 		dopt+=(--link-tcp-tls-cert "$d/tls.pem" --link-tcp-tls-key "$d/tls.key")
 		ca=$d/tls.pem
 	fi
-	"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control" \
-		--pidfile "" --link --link-tcp 127.0.0.1:0 "${dopt[@]}" >/dev/null 2>"$d/daemon.err" &
-	dpid=$!
-	for _ in $(seq 100); do
-		port=$(status | sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
+	start_daemon "${dopt[@]}"
 	d0=$(cpu_ns "$dpid")
 	python3 "$d/handshakes.py" "$port" "$d/key" "$ca" "$handshakes"
 	sleep 0.2
