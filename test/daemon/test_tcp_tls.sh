@@ -6,7 +6,8 @@
 #
 # The right CA or fingerprint carries frames and their echoes; a wrong CA
 # and a wrong fingerprint are refused by the host, saying why; a host
-# without TLS is refused and told why; garbage instead of a ClientHello and
+# without TLS is refused and told why, and so is a TLS host at a device
+# without TLS; garbage instead of a ClientHello and
 # a handshake that stalls are refused (the stall at the deadline) while the
 # host already there keeps its stream and status still answers. A private
 # key others may read, a certificate others may write, and TLS without the
@@ -54,6 +55,26 @@ check "perflinkd refuses a certificate others can write (exit $rc)" \
 rc=$?
 check "perflinkd refuses TLS without the pre-shared key (exit $rc)" \
 	'[ $rc -ne 0 ] && grep -q "tcp-tls-cert needs tcp-key-file" "$d/nokey.err"'
+
+# A TLS host at a device without TLS: the device's challenge in the clear
+# is no TLS record, and both ends say what is wrong.
+"$perflinkd" --foreground --config "$d/empty.conf" --control-socket "$d/control-y" \
+	--pidfile "" --link --link-tcp 127.0.0.1:0 --link-tcp-key-file "$d/key" \
+	2>"$d/clear.err" &
+opid=$!
+for _ in $(seq 50); do
+	clear_port=$("$perflink" status --json --socket "$d/control-y" 2>/dev/null |
+		sed -n 's/.*"tcp_port":\([0-9]*\).*/\1/p')
+	[ -n "$clear_port" ] && break
+	sleep 0.1
+done
+"$host" --tcp "127.0.0.1:${clear_port:-1}" --tcp-key "$d/key" --tls-ca "$d/device.pem" \
+	--seconds 1 --out "$d/h-clear" >"$d/clear.out" 2>&1
+kill "$opid"; wait "$opid" 2>/dev/null; opid=
+check "a TLS host at a device without TLS: it asks whether the device has link-tcp-tls-cert" \
+	'grep -q "does the device have link-tcp-tls-cert?" "$d/clear.out"'
+check "and the device says the host may speak TLS to a port without it" \
+	'grep -q "one that speaks TLS to a port without it" "$d/clear.err"'
 
 # shellcheck disable=SC2086
 start_daemon_tcp --link-tcp-key-file "$d/key" $tls
