@@ -107,8 +107,8 @@ wait_link_up
 check "perflink-host with the CA: link up over TLS" \
 	'status | grep -q "\"state\":\"up\"" && grep -q "TLS 1.3, the device proved its certificate and the key" "$d/host.out"'
 
-# Hostile peers while the host streams: garbage for a ClientHello, and a
-# handshake begun and never finished. Neither displaces the host.
+# Hostile peers while the host streams: garbage for a ClientHello, a
+# handshake begun and never finished, and a fuzzer. None displaces the host.
 cat >"$d/hostile.py" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -130,12 +130,70 @@ except OSError:
     pass
 print("stall_closed_after_s %.1f" % (time.monotonic() - t0))
 PY
+# And a fuzzer meanwhile: for 4 s, connection after connection of random
+# bytes, a real ClientHello cut short, corrupted, or followed by garbage.
+cat >"$d/fuzz.py" <<'PY'
+import os, random, socket, ssl, sys, time
+port, secs = int(sys.argv[1]), float(sys.argv[2])
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+out = ssl.MemoryBIO()
+tls = ctx.wrap_bio(ssl.MemoryBIO(), out)
+try:
+    tls.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = out.read()
+n = 0
+end = time.time() + secs
+while time.time() < end:
+    kind = random.randrange(4)
+    if kind == 0:
+        data = os.urandom(random.randrange(1, 20000))
+    elif kind == 1:
+        data = hello[:random.randrange(len(hello))]
+    elif kind == 2:
+        b = bytearray(hello)
+        for _ in range(5):
+            b[random.randrange(len(b))] = random.randrange(256)
+        data = bytes(b)
+    else:
+        data = hello + os.urandom(random.randrange(1, 5000))
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(data)
+        s.settimeout(0.02)
+        try:
+            s.recv(4096)
+        except OSError:
+            pass
+        s.close()
+        n += 1
+    except OSError:
+        pass
+print("fuzz_connections", n)
+PY
+fds_before=$(ls /proc/"$dpid"/fd | wc -l)
+lines_before=$(wc -l <"$d/daemon.err")
+python3 "$d/fuzz.py" "$port" 4 >"$d/fuzz.out" 2>&1 &
+ppid=$!
 python3 "$d/hostile.py" "$port" >"$d/hostile.out" 2>&1 &
 opid=$!
 PERFLINK_SOCKET="$d/producers" "$producer" --socket "$d/producers" --frames 200 \
 	--bytes 65536 --fps 40 --wait-replies 10 >"$d/producer.out" 2>&1
 prc=$?
 wait "$opid"; opid=
+wait "$ppid"; ppid=
+fuzzed=$(sed -n 's/fuzz_connections //p' "$d/fuzz.out")
+# the producer's own descriptors go when perflinkd sees it gone
+for _ in $(seq 20); do
+	fds_after=$(ls /proc/"$dpid"/fd | wc -l)
+	[ "$fds_after" -le "$fds_before" ] && break
+	sleep 0.1
+done
+lines=$(($(wc -l <"$d/daemon.err") - lines_before))
+check "a 4 s TLS fuzz of ${fuzzed:-no} connections: perflinkd's fds $fds_before before, $fds_after after, $lines log lines" \
+	'[ "${fuzzed:-0}" -ge 100 ] && [ "$fds_after" -le "$fds_before" ] && [ "$lines" -le 20 ]'
 check "every frame's echo came back through TLS, hostile peers meanwhile: $(cat "$d/producer.out")" \
 	"[ $prc -eq 0 ] && grep -q 'replies 200 bad_replies 0' '$d/producer.out'"
 check "garbage instead of a ClientHello: closed at once" 'grep -q "garbage_closed 1" "$d/hostile.out"'
