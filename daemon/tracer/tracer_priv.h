@@ -91,6 +91,10 @@ struct pl_tproc {
 	 * io counters (only the task itself accounts its writes). */
 	uint64_t ss_run_ns, ss_pcount;
 	bool ss_ok;
+	/* ss_run_ns is the process's CPU clock (tracer_procs.c), not its
+	 * leader's schedstat: a single-threaded process, whose clock is its
+	 * leader's run time */
+	bool ss_clock;
 
 	uint64_t rchar, wchar, wbytes;
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
@@ -176,6 +180,10 @@ struct pl_tprocs {
 	int64_t dirty_balance;
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
+	/* a single-threaded process's run time from its POSIX CPU clock
+	 * instead of its schedstat: a live procfs of this pid namespace on a
+	 * kernel with CPU clocks */
+	bool cpuclock;
 	struct pl_tcost *cost; /* NULL: not timed */
 	enum pl_tracer_phase phase; /* whose reads read_pid_file counts */
 };

@@ -23,7 +23,8 @@
  *    and procs_blocked, so what this misses is a D state that is not an I/O
  *    wait (a vfork parent, a mutex) for up to a second. --stat-every-tick
  *    reads all.
- * For a process it reads, schedstat first: if the leader did not run since
+ * For a process it reads, schedstat first (for a single-threaded one, its
+ * CPU clock instead, a third cheaper): if the leader did not run since
  * the last reading, its state and blkio cannot have changed (a task must run
  * to enter D), and neither can a single-threaded process's io counters (its
  * writes are accounted to itself), so stat and io are skipped. io is read
@@ -131,6 +132,27 @@ static bool self_is(int rootfd, pid_t pid)
 	return strcmp(link, want) == 0;
 }
 
+/* A process's POSIX CPU clock (clock_getcpuclockid(3)) as the kernel
+ * encodes it: the pid, inverted, above CPUCLOCK_SCHED (2), the per-thread
+ * bit clear. Computed here because glibc's clock_getcpuclockid makes a
+ * clock_getres call to check the pid first, one syscall a process more. */
+static clockid_t process_cpuclock(int pid)
+{
+	return (clockid_t)((~(unsigned)pid << 3) | 2u);
+}
+
+/* Can a process's run time be read from its CPU clock? The encoding must be
+ * libc's (checked on this process) and the kernel must have CPU clocks
+ * (CONFIG_POSIX_TIMERS). */
+static bool cpuclock_works(void)
+{
+	clockid_t mine;
+	struct timespec ts;
+
+	return clock_getcpuclockid(getpid(), &mine) == 0 &&
+	       mine == process_cpuclock((int)getpid()) && clock_gettime(mine, &ts) == 0;
+}
+
 int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 {
 	int fd;
@@ -148,6 +170,8 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 		return fd;
 	tp->scanfd = fd;
 	tp->own_pid_ns = keep_fds && self_is(rootfd, getpid());
+	/* a clock is looked up by pid in this process's pid namespace */
+	tp->cpuclock = tp->own_pid_ns && cpuclock_works();
 	return 0;
 }
 
@@ -237,11 +261,33 @@ static bool sleeping(char state)
 	       state == 'X' || state == 'x';
 }
 
-/* Sets *ran unless the schedstat proves the leader did not run. Returns the
- * read's error, so that a kernel without the file can be told apart. */
+/* A single-threaded process's run time from its CPU clock: the sum of its
+ * threads' run times, which is its leader's while it has no other. One
+ * syscall with no fd, no seq_file and no text: 3.8 us against schedstat's
+ * 6.0 us a process read once every 100 ms (cold caches), 1.4 against 1.7
+ * back to back. 0, or -ESRCH when there is no such process. */
+static int read_cpuclock(struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t *run_ns)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost);
+	struct timespec ts;
+	int r = clock_gettime(process_cpuclock(p->pid), &ts);
+
+	pl__tcost_read(tp->cost, tp->phase, t0);
+	if (r != 0)
+		return -ESRCH; /* EINVAL: no process has that pid now */
+	*run_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* Sets *ran unless the schedstat (or the CPU clock of a single-threaded
+ * process) proves the leader did not run. Returns the read's error, so that
+ * a kernel without the file can be told apart. num_threads is the last stat
+ * reading's; a process that started a thread since ran, so its next reading
+ * is a stat. */
 static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ran)
 {
-	uint64_t run_ns, pcount;
+	uint64_t run_ns, pcount = 0;
+	bool clock = tp->cpuclock && p->num_threads <= 1;
 	ssize_t n;
 
 	*ran = true;
@@ -249,13 +295,24 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 		p->ss_ok = false;
 		return 0;
 	}
-	n = read_pid_file(tp, p, &p->ss_fd, "schedstat");
 	tp->schedstat_reads++;
-	if (n < 0 || !parse_schedstat(tp->scratch.buf, &run_ns, &pcount)) {
-		p->ss_ok = false; /* the stat read decides whether it is gone */
-		return n < 0 ? n : 0;
+	if (clock) {
+		n = read_cpuclock(tp, p, &run_ns);
+		if (n < 0) {
+			p->ss_ok = false;
+			return n;
+		}
+	} else {
+		n = read_pid_file(tp, p, &p->ss_fd, "schedstat");
+		if (n < 0 || !parse_schedstat(tp->scratch.buf, &run_ns, &pcount)) {
+			p->ss_ok = false; /* the stat read decides whether it is gone */
+			return n < 0 ? n : 0;
+		}
 	}
-	*ran = !p->ss_ok || run_ns != p->ss_run_ns || pcount != p->ss_pcount;
+	/* a baseline from the other source says nothing */
+	*ran = !p->ss_ok || p->ss_clock != clock || run_ns != p->ss_run_ns ||
+	       pcount != p->ss_pcount;
+	p->ss_clock = clock;
 	p->woke_now = p->ss_ok && *ran;
 	p->ss_ok = true;
 	p->ss_run_ns = run_ns;
@@ -599,6 +656,8 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 		close_fd(tp, &p->ss_fd);
 	}
 	fresh(tp, p, &st, tick);
+	if (p->ss_clock && p->num_threads > 1)
+		p->ss_ok = false; /* its clock counts other threads than the leader */
 	if (update_io(tp, p, tick, true, tick) == -ESRCH) {
 		close_entry(tp, p);
 		return 0;

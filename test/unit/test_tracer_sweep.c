@@ -67,13 +67,18 @@ static uint64_t loadavg_last_pid(void)
 	return sp ? strtoull(sp + 1, NULL, 10) : 0;
 }
 
-static bool known(int pid)
+static struct pl_tproc *rec_of(int pid)
 {
 	for (size_t i = 0; i < tp.n; i++) {
 		if (tp.v[i].pid == pid)
-			return true;
+			return &tp.v[i];
 	}
-	return false;
+	return NULL;
+}
+
+static bool known(int pid)
+{
+	return rec_of(pid) != NULL;
 }
 
 static int thread_fds[2]; /* the child's: go (read end), ready (write end) */
@@ -131,6 +136,12 @@ static void test_probe(void)
 	       "its thread, whose pid was probed too, is not taken for a process");
 	TAP_OK(pl__tprocs_tick(&tp, next_tick(), lp + 1000, &h) == 0 && tp.dir_scans == scans + 1,
 	       "a jump of 1000 pids: /proc is listed instead");
+	h.maybe_blocked = true; /* and procs_blocked unknown: every process read */
+	h.procs_blocked = -1;
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), lp + 1000, &h) == 0 && rec_of(b) &&
+		       rec_of(b)->ss_ok && !rec_of(b)->ss_clock && rec_of(b)->ss_fd >= 0,
+	       "two threads: whether the leader ran is its schedstat's to say (the process's "
+	       "CPU clock counts the other thread too)");
 	close(go[1]);
 	waitpid(b, NULL, 0);
 	close(ready[0]);
@@ -284,6 +295,9 @@ int main(void)
 	TAP_OK(run(false, -1, -1) == 0 && child_rec() != NULL, "the first tick finds the child");
 	TAP_OK(child_rec() && child_rec()->state == 'S', "asleep on its pipe (%c)",
 	       child_rec() ? child_rec()->state : '?');
+	TAP_OK(tp.cpuclock && child_rec() && child_rec()->ss_ok && child_rec()->ss_clock &&
+		       child_rec()->ss_fd < 0,
+	       "one thread: whether it ran is its CPU clock's to say, no schedstat kept open");
 	full = tp.full_sweeps;
 
 	TAP_OK(run(false, 1000, 0) == 0 && !child_read() && tp.full_sweeps == full,
