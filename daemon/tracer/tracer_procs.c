@@ -616,7 +616,28 @@ static void shrink_table(struct pl_tprocs *tp)
 	}
 }
 
-static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
+/* A process whose pid was handed out since the last tick was forked since,
+ * and fork starts a process's io counters at 0: all they hold now it wrote
+ * since the last tick. That goes into this tick's history for the bully, and
+ * its dirtied pages are taken off the dirty balance (this tick's vmstat delta
+ * or the next one's counts them). Without this, a writer that started since
+ * the last tick (a dd) left what it wrote before its first reading to no one,
+ * and the balance then had every process read. The pid range alone is the
+ * proof; a start time over a second old (pids wrapped) is not believed. */
+static void credit_birth_writes(struct pl_tprocs *tp, struct pl_tproc *p)
+{
+	double per_tick_ms = 1000.0 / (double)tp->cfg.clk_tck;
+	double age_ms = tp->now_ms - (double)p->starttime * per_tick_ms;
+
+	if (!p->io_now || age_ms > 1000.0)
+		return;
+	p->gap_wbytes = (int64_t)p->wbytes;
+	p->gap_wchar = (int64_t)p->wchar;
+	tp->dirty_balance -= p->gap_wbytes;
+}
+
+/* born: its pid was handed out since the last tick (a probe). */
+static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 {
 	struct pl_tproc *p;
 	struct pl_pid_stat st;
@@ -662,7 +683,9 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 		close_entry(tp, p);
 		return 0;
 	}
-	pl__writes_put(&p->writes, tick, 0, 0);
+	if (born)
+		credit_birth_writes(tp, p);
+	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	if (p->state == 'D')
 		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;
@@ -670,13 +693,13 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick)
 	return 1;
 }
 
-static int add_timed(struct pl_tprocs *tp, int pid, uint64_t tick)
+static int add_timed(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 {
 	uint64_t t0 = pl__tcost_now(tp->cost);
 	int r;
 
 	tp->phase = PL_TPHASE_NEW;
-	r = add(tp, pid, tick);
+	r = add(tp, pid, tick, born);
 	pl__tcost_done(tp->cost, PL_TPHASE_NEW, t0, r > 0);
 	return r;
 }
@@ -727,7 +750,7 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 
 /* A pid found by a scan or a probe: marked seen if known, else added. The
  * hash must be current (rebuild_hash). 0 or -errno. */
-static int consider(struct pl_tprocs *tp, int pid, uint64_t tick)
+static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 {
 	long at = lookup(tp, pid);
 	int err;
@@ -741,7 +764,7 @@ static int consider(struct pl_tprocs *tp, int pid, uint64_t tick)
 			return err;
 		at = lookup(tp, pid);
 	}
-	err = add_timed(tp, pid, tick);
+	err = add_timed(tp, pid, tick, born);
 	if (err > 0)
 		tp->hash[-at - 1] = (int32_t)tp->n;
 	return err < 0 ? err : 0;
@@ -760,7 +783,7 @@ static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick
 	if ((err = rebuild_hash(tp)) < 0)
 		return err;
 	for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
-		err = consider(tp, (int)pid, tick);
+		err = consider(tp, (int)pid, tick, true);
 	if (tp->cost) {
 		pl__tcost_done(tp->cost, PL_TPHASE_PROBE, t0, to - from);
 		tp->cost->ph[PL_TPHASE_PROBE].ns -= tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
@@ -823,7 +846,7 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 			pid = parse_pid(d->d_name);
 			if (pid <= 0)
 				continue;
-			if ((err = consider(tp, pid, tick)) < 0)
+			if ((err = consider(tp, pid, tick, false)) < 0)
 				return err;
 		}
 	}

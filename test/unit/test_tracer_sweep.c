@@ -148,6 +148,56 @@ static void test_probe(void)
 }
 
 /* sectors written and io ms of disk from /proc/diskstats now. */
+/* A process forked since the last tick wrote all its io counters hold since
+ * then: its first reading puts them in the tick's history for the bully. */
+static void test_birth_writes(const char *path)
+{
+	struct pl_tprocs_hint h = { false, 0, 0 };
+	static char block[65536];
+	int go[2], done[2], w;
+	uint64_t lp, probes, wb = 0, wc = 0;
+	struct pl_tproc *p;
+	char c = 0;
+
+	if (pipe(go) || pipe(done))
+		exit(99);
+	lp = loadavg_last_pid();
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), lp, &h) == 0, "a tick at last pid %llu",
+	       (unsigned long long)lp);
+	w = fork();
+	if (w == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		close(go[1]);
+		memset(block, 'y', sizeof(block));
+		if (fd < 0 || write(fd, block, sizeof(block)) != (ssize_t)sizeof(block) ||
+		    write(done[1], &c, 1) != 1)
+			_exit(1);
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	TAP_OK(w > 0 && read(done[0], &c, 1) == 1, "a new process wrote 64 KiB and sleeps");
+	probes = tp.probes;
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 && rec_of(w),
+	       "it is found");
+	p = rec_of(w);
+	if (p)
+		pl__writes_sum(&p->writes, tick, tick, &wb, &wc);
+	if (tp.probes == probes + 1) {
+		TAP_OK(wc >= sizeof(block), "found by its pid, what it wrote before its first "
+					   "reading is this tick's (%llu bytes passed to write)",
+		       (unsigned long long)wc);
+	} else {
+		TAP_SKIP("over 32 pids were handed out meanwhile: a scan, which cannot tell "
+			 "a new process from an old one");
+	}
+	close(go[1]);
+	waitpid(w, NULL, 0);
+	close(go[0]);
+	close(done[0]);
+	close(done[1]);
+	unlink(path);
+}
+
 static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
@@ -331,6 +381,9 @@ int main(void)
 	}
 
 	test_probe();
+	snprintf(file, sizeof(file), "%s/born", dir);
+	test_birth_writes(file);
+	snprintf(file, sizeof(file), "%s/written", dir);
 	test_sysfs_disk(rootfd);
 	close(cmd[1]);
 	waitpid(child, NULL, 0);
