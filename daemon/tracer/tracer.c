@@ -314,6 +314,7 @@ static int init_readers(struct pl_tracer *t)
 	pcfg.clk_tck = t->clk_tck;
 	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
 	pcfg.fd_budget = t->cfg.fd_budget;
+	pcfg.interval_ms = 1000.0 / t->cfg.hz;
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
 		return err;
 	if ((err = pl__tsys_init(&t->sys, t->cfg.disks)) < 0)

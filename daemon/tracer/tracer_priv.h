@@ -103,6 +103,7 @@ struct pl_tproc {
 	int stat_fd, io_fd, ss_fd; /* kept open on a live /proc, else -1 */
 
 	uint64_t first_tick, seen_tick;
+	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
 	/* read every tick until then, asleep or not: seen in D or dirtying
 	 * pages lately (a fsync loop, jbd2), it may do so again at once */
 	uint64_t hot_until;
@@ -143,7 +144,26 @@ struct pl_tprocs_cfg {
 	 * kernel without CONFIG_TASK_DELAY_ACCT or with the sysctl off */
 	bool no_blkio;
 	long fd_budget; /* /proc fds kept at most; 0: all of pl__fd_budget */
+	/* the tick's length; 0: unknown. A full sweep for blocked tasks is put
+	 * off a tick only at 100 ms or less (pl__blocked_rule_sweep) */
+	double interval_ms;
 };
+
+/* Whether tasks in an I/O wait that the first pass did not find in D make
+ * the sweep read every sleeping process (tracer_procs.c). */
+struct pl_blocked_rule {
+	uint64_t swept_tick;   /* the last full sweep's tick */
+	int64_t unfound;       /* of its procs_blocked, not found in D by it */
+	uint64_t deferred_tick; /* the last tick a sweep was put off */
+};
+/* tick's procs_blocked (>= 0) against found_d, the D states the first pass
+ * found, and flickers: processes it read that were in D lately and ran
+ * since (one may have been in its wait when /proc/stat was read). True: read
+ * them all. Call pl__blocked_rule_swept after such a sweep. */
+bool pl__blocked_rule_sweep(struct pl_blocked_rule *r, uint64_t tick, int64_t procs_blocked,
+			    int64_t found_d, int64_t flickers);
+void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t procs_blocked,
+			    int64_t found_d);
 
 struct pl_tprocs {
 	struct pl_tprocs_cfg cfg;
@@ -178,6 +198,8 @@ struct pl_tprocs {
 	 * account for (write_bytes is counted as a page is dirtied): above 0,
 	 * some process not read wrote them */
 	int64_t dirty_balance;
+	struct pl_blocked_rule blocked_rule;
+	uint64_t sweeps_deferred; /* full sweeps the blocked rule put off a tick */
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
 	/* a single-threaded process's run time from its POSIX CPU clock

@@ -198,6 +198,31 @@ static void test_birth_writes(const char *path)
 	unlink(path);
 }
 
+/* Tasks in an I/O wait that the first pass did not find in D: a full sweep
+ * at once when nothing read explains them, else a tick later at most. */
+static void test_blocked_rule(void)
+{
+	struct pl_blocked_rule r = { 0, 0, 0 };
+
+	TAP_OK(!pl__blocked_rule_sweep(&r, 10, 2, 2, 0) && !pl__blocked_rule_sweep(&r, 11, 1, 3, 0),
+	       "no more blocked than found in D: no sweep");
+	TAP_OK(pl__blocked_rule_sweep(&r, 12, 2, 1, 0),
+	       "one blocked task that nothing read explains: a sweep at once");
+	pl__blocked_rule_swept(&r, 12, 2, 1);
+	TAP_OK(!pl__blocked_rule_sweep(&r, 13, 2, 1, 0),
+	       "the same excess a tick after a sweep that could not find it: put off");
+	TAP_OK(pl__blocked_rule_sweep(&r, 14, 2, 1, 0),
+	       "still there the next tick: never put off twice in a row");
+	pl__blocked_rule_swept(&r, 14, 2, 1);
+	TAP_OK(pl__blocked_rule_sweep(&r, 15, 3, 1, 0),
+	       "more than the last sweep could not find: a sweep at once");
+	pl__blocked_rule_swept(&r, 15, 3, 3);
+	TAP_OK(!pl__blocked_rule_sweep(&r, 20, 1, 0, 1),
+	       "one excess, and one process read that was in D lately and ran: put off");
+	TAP_OK(pl__blocked_rule_sweep(&r, 21, 1, 0, 1), "and not twice in a row");
+	TAP_OK(pl__blocked_rule_sweep(&r, 30, 2, 0, 1), "two excess, one flicker: a sweep at once");
+}
+
 static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
@@ -307,7 +332,7 @@ static bool child_writes(int cmd, int ack)
 
 int main(void)
 {
-	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0 };
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
 	char dir[] = "pl-test-sweep.XXXXXX", file[64];
 	int cmd[2], ack[2], out, rootfd;
 	uint64_t wb, wc, full;
@@ -380,6 +405,7 @@ int main(void)
 		TAP_SKIP("this file system counts no write_bytes when pages are dirtied");
 	}
 
+	test_blocked_rule();
 	test_probe();
 	snprintf(file, sizeof(file), "%s/born", dir);
 	test_birth_writes(file);
