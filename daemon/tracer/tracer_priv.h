@@ -199,6 +199,9 @@ struct pl_tprocs {
 	 * some process not read wrote them */
 	int64_t dirty_balance;
 	struct pl_blocked_rule blocked_rule;
+	/* processes added this tick, whose parents may be waiting in vfork */
+	int new_children[32];
+	size_t n_new_children;
 	uint64_t sweeps_deferred; /* full sweeps the blocked rule put off a tick */
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */

@@ -694,6 +694,9 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;
 	tp->n++;
+	if (tp->scan_tick && p->ppid > 0 &&
+	    tp->n_new_children < sizeof(tp->new_children) / sizeof(tp->new_children[0]))
+		tp->new_children[tp->n_new_children++] = p->pid;
 	return 1;
 }
 
@@ -989,6 +992,35 @@ static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl
 	return false;
 }
 
+/* A process started by vfork (or posix_spawn) leaves its parent in D until
+ * it execs or exits, a wait that is no I/O wait and so shows in neither PSI
+ * nor procs_blocked: a sleeping parent would be read only in its slice, up
+ * to a second late, and a 500 ms wait seen about half the time. So the
+ * parent of a process added this tick is read now, unless it was already
+ * or the child has exec'd (its comm is no longer the parent's: a vfork wait
+ * ends at the exec, and most children a shell or make starts exec at once);
+ * found in D, it is read every tick while it stays there. The hash is
+ * current after a probe or a scan of a live root (the only places that
+ * add); a parent found gone is dropped by the next tick's sweep. */
+static void read_new_parents(struct pl_tprocs *tp, uint64_t tick)
+{
+	for (size_t k = 0; k < tp->n_new_children; k++) {
+		long c = lookup(tp, tp->new_children[k]), at;
+		struct pl_tproc *p;
+		uint64_t t0;
+
+		if (c < 0 || (at = lookup(tp, tp->v[c].ppid)) < 0)
+			continue;
+		p = &tp->v[at];
+		if (p->seen_tick == tick || strcmp(p->comm, tp->v[c].comm) != 0)
+			continue;
+		t0 = pl__tcost_now(tp->cost);
+		tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
+		sweep_one(tp, p, tick);
+		pl__tcost_done(tp->cost, tp->phase, t0, 1);
+	}
+}
+
 int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		    const struct pl_tprocs_hint *hint)
 {
@@ -996,6 +1028,7 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 	bool need_scan, all = tp->cfg.stat_every_tick || !tp->kept;
 	uint64_t t0;
 
+	tp->n_new_children = 0;
 	sweep(tp, tick, all, &found);
 	if (all) {
 		tp->full_sweeps++;
@@ -1039,6 +1072,9 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		if (err < 0)
 			return err;
 	}
+	if (tp->kept) /* a recorded tree's scan drops, and the hash is stale */
+		read_new_parents(tp, tick);
+	tp->n_new_children = 0;
 	shrink_table(tp);
 	return 0;
 }

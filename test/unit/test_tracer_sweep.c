@@ -223,6 +223,78 @@ static void test_blocked_rule(void)
 	TAP_OK(pl__blocked_rule_sweep(&r, 30, 2, 0, 1), "two excess, one flicker: a sweep at once");
 }
 
+/* The state letter in /proc/PID/stat, '?' when unreadable. */
+static char state_of(int pid)
+{
+	char path[64], buf[512];
+	const char *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* A parent waiting in vfork is in D, and no I/O wait (neither PSI nor
+ * procs_blocked says so): it is read when its new child is found, not in
+ * its slice up to a second later. */
+static void test_vfork_parent(void)
+{
+	struct pl_tprocs_hint h = { false, 0, 0 };
+	int go[2], ready[2], par;
+	struct pl_tproc *p;
+	char c = 0;
+
+	if (pipe(go) || pipe(ready))
+		exit(99);
+	par = fork();
+	if (par == 0) {
+		pid_t k;
+
+		close(go[1]);
+		close(ready[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		k = vfork();
+		if (k == 0) {
+			/* the parent stays in its vfork wait until this exits */
+			if (write(ready[1], &c, 1) != 1)
+				_exit(1);
+			usleep(500000);
+			_exit(0);
+		}
+		_exit(k < 0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	TAP_OK(par > 0 && pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 &&
+		       rec_of(par),
+	       "a new process, asleep on a pipe, is found");
+	/* the next tick must not be its slice's */
+	if ((unsigned)par % 10 == (tick + 1) % 10)
+		pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h);
+	TAP_OK(rec_of(par) && rec_of(par)->state == 'S' && write(go[1], &c, 1) == 1 &&
+		       read(ready[0], &c, 1) == 1,
+	       "asleep when last read; now it vforks a child that sleeps 500 ms");
+	for (int i = 0; i < 100 && state_of(par) != 'D'; i++)
+		usleep(10000);
+	TAP_OK(state_of(par) == 'D', "the parent is in D (%c)", state_of(par));
+	TAP_OK(pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 &&
+		       (p = rec_of(par)) != NULL && p->seen_tick == tick && p->state == 'D',
+	       "the tick that finds the child reads its sleeping parent: in D (%c)",
+	       rec_of(par) ? rec_of(par)->state : '?');
+	close(go[1]);
+	close(ready[0]);
+	waitpid(par, NULL, 0);
+}
+
 static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
@@ -406,6 +478,7 @@ int main(void)
 	}
 
 	test_blocked_rule();
+	test_vfork_parent();
 	test_probe();
 	snprintf(file, sizeof(file), "%s/born", dir);
 	test_birth_writes(file);
