@@ -548,7 +548,11 @@ static void clear_tick(struct pl_tproc *p)
 }
 
 /* Asleep at the last reading, not lately in D or dirtying pages, not its
- * slice's turn, and nothing blocked: taken as it was, without a read. */
+ * slice's turn, and nothing blocked: taken as it was, without a read. Its
+ * write history is left alone: a tick after its last entry reads as 0 (the
+ * sums stop at the last one, the next entry zeroes the ticks between), and
+ * not touching it keeps ~250 skipped processes a tick off four cache lines
+ * each. */
 static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all)
 {
 	if (all || p->label >= 0 || !sleeping(p->state) || tick < p->hot_until ||
@@ -556,7 +560,6 @@ static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all)
 		return false;
 	clear_tick(p);
 	p->stat_now = true;
-	pl__writes_put(&p->writes, tick, 0, 0);
 	return true;
 }
 
