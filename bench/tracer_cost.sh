@@ -12,8 +12,8 @@
 # For each it prints both tools' CPU per tick, the ratio (Python/perflink)
 # and perflink's p99 sampler_ms, then perflink's own split of a tick
 # (--cost-split: the system files, the watched and the other processes, the
-# directory scans, the new pids, the output) and the cost model fitted from
-# it. Targets (DESIGN.md, issue 14): ratio >= 30 quiet and under churn, >= 20
+# directory scans, the new pids, the output), what its CPU time holds besides
+# the ticks, and the cost model fitted from it. Targets (DESIGN.md, issue 14): ratio >= 30 quiet and under churn, >= 20
 # under stall load, p99 sampler_ms under 2 ms.
 #
 #   bench/tracer_cost.sh [PERFLINK] [SECONDS] [IDLE_PROCESSES] [MODES]
@@ -164,6 +164,9 @@ for mode in $modes; do
 		"$work/pl.err" >>"$splits"
 	sed -n "s/^perflink trace: cost split, us per tick over .*: tick CPU \([0-9.]*\)/$mode tick \1/p" \
 		"$work/pl.err" >>"$splits"
+	# perflink's whole CPU a tick (schedstat), to set the split's sum against
+	plt=$((plt1 - plt0))
+	[ "$plt" -gt 0 ] && echo "$mode sched $(( (pl_ns1 - pl_ns0) / plt / 1000 ))" >>"$splits"
 	echo "  $mode: $summary"
 done
 
@@ -183,11 +186,13 @@ BEGIN {
 		printf "  %-6s a tool ran fewer than 90%% of its %d ticks: the machine is overloaded\n", $1, ticks
 }' "$table"
 
-# The split, wall us per tick (reads: read syscalls a tick), and the cost
+# The split, wall us per tick (reads: read syscalls a tick, a process's CPU
+# clock read counted as one), perflink's CPU outside its ticks, and the cost
 # model from it: a tick costs the system files and the output, plus each
 # watched process, plus each other process checked, plus each new pid.
 awk '
 $2 == "tick" { tick[$1] = $3; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }; next }
+$2 == "sched" { sched[$1] = $3; next }
 {
 	us[$1, $2] = $3; items[$1, $2] = $4; each[$1, $2] = $5; reads[$1, $2] = $6
 	if (!($2 in pseen)) { pseen[$2] = 1; phases[np++] = $2 }
@@ -209,15 +214,23 @@ END {
 	printf "  %-10s", "tick"
 	for (i = 0; i < n; i++) printf " %8.1f %17s", tick[order[i]], ""
 	printf "\n"
+	# what schedstat counts besides the ticks: going to sleep until the
+	# next one and waking (a C loop that does nothing but sleep 100 ms at a
+	# time was charged ~110 us a wake on the shared test VM), the loop
+	# around the tick
+	printf "  %-10s", "outside"
+	for (i = 0; i < n; i++) printf " %8.1f %17s", sched[order[i]] - tick[order[i]], ""
+	printf "\n"
 	for (i = 0; i < n; i++) {
 		m = order[i]; fixed = 0
 		split("diskstats vmstat meminfo pressure stat loadavg output", f, " ")
 		for (k in f) fixed += us[m, f[k]]
-		printf "  model %-6s tick %.0f us = %.0f fixed (system files, output)" \
+		printf "  model %-6s CPU %.0f us a tick = %.0f outside the tick (sleep, wake) + tick %.0f us" \
+		       " = %.0f fixed (system files, output)" \
 		       " + %.2f watched x %.1f us + %.1f others read x %.1f us" \
 		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.1f pids probed x %.1f us" \
 		       " + %.2f new pids x %.1f us\n",
-		       m, tick[m], fixed, items[m, "watched"], each[m, "watched"],
+		       m, sched[m], sched[m] - tick[m], tick[m], fixed, items[m, "watched"], each[m, "watched"],
 		       items[m, "others"], each[m, "others"], items[m, "skipped"], each[m, "skipped"],
 		       items[m, "scan"], each[m, "scan"], items[m, "probe"], each[m, "probe"],
 		       items[m, "new_pids"], each[m, "new_pids"]
