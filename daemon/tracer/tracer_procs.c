@@ -651,6 +651,7 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	char rel[48];
 	bool ran;
 	ssize_t n, ss_err;
+	uint64_t t0;
 	int err;
 
 	if (tp->n == tp->cap && (err = grow_table(tp)) < 0)
@@ -662,7 +663,10 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	/* stat is opened first, read after schedstat (see sweep_one): a pid
 	 * that is gone already (most, under churn) costs one failed open */
 	snprintf(rel, sizeof(rel), "%d/stat", pid);
-	if (keep_open(tp, rel, &p->stat_fd) < 0)
+	t0 = pl__tcost_now(tp->cost);
+	err = keep_open(tp, rel, &p->stat_fd);
+	pl__tcost_read(tp->cost, tp->phase, t0); /* the open is the costly part */
+	if (err < 0)
 		return 0;
 	ss_err = read_schedstat(tp, p, &ran);
 	n = read_pid_file(tp, p, &p->stat_fd, "stat");
