@@ -274,15 +274,18 @@ static void test_vfork_parent(void)
 	}
 	close(go[0]);
 	close(ready[1]);
+	for (int i = 0; i < 100 && par > 0 && state_of(par) != 'S'; i++)
+		usleep(10000); /* until it waits on the pipe */
 	TAP_OK(par > 0 && pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 &&
 		       rec_of(par),
 	       "a new process, asleep on a pipe, is found");
 	/* the next tick must not be its slice's */
 	if ((unsigned)par % 10 == (tick + 1) % 10)
 		pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h);
-	TAP_OK(rec_of(par) && rec_of(par)->state == 'S' && write(go[1], &c, 1) == 1 &&
-		       read(ready[0], &c, 1) == 1,
-	       "asleep when last read; now it vforks a child that sleeps 500 ms");
+	TAP_OK(rec_of(par) && rec_of(par)->state == 'S', "asleep when last read (%c)",
+	       rec_of(par) ? rec_of(par)->state : '?');
+	TAP_OK(write(go[1], &c, 1) == 1 && read(ready[0], &c, 1) == 1,
+	       "now it vforks a child that sleeps 500 ms");
 	for (int i = 0; i < 100 && state_of(par) != 'D'; i++)
 		usleep(10000);
 	TAP_OK(state_of(par) == 'D', "the parent is in D (%c)", state_of(par));
