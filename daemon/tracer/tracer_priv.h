@@ -165,6 +165,11 @@ bool pl__blocked_rule_sweep(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
 void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t procs_blocked,
 			    int64_t found_d);
 
+/* Add a tick to the dirty balance (bytes vmstat counts dirtied, less those
+ * the processes read wrote, found); true when more was dirtied than they
+ * and the skew between the reads account for (tracer_procs.c). */
+bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found);
+
 struct pl_tprocs {
 	struct pl_tprocs_cfg cfg;
 	int rootfd;            /* borrowed */

@@ -928,6 +928,24 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_fo
 	}
 }
 
+/* The balance is what vmstat says was dirtied less what the processes read
+ * wrote. It is off by what the writers read wrote between the vmstat read
+ * and theirs, a few hundred us to a ms later: a dd dirtying 400 MB a tick
+ * left 0.1-1 MB of it a tick, which over a fixed 64 KiB slack had every
+ * process read in 14 of 22 full sweeps of a 15 s stall run. So slack and
+ * floor grow by a 32nd of the tick's dirtied bytes (3%, where the skew
+ * measured ~0.3%): a writer no process read that dirties less than that is
+ * left to the slices, which read it within a second. Below 0 the balance
+ * also goes by direct I/O, which counts in write_bytes but dirties no
+ * page: the floor keeps that from hiding another writer for long. */
+bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found)
+{
+	int64_t skew = dirtied / 32, b = *balance + dirtied - found;
+
+	*balance = b < -(DIRTY_FLOOR_BYTES + skew) ? -(DIRTY_FLOOR_BYTES + skew) : b;
+	return *balance > DIRTY_SLACK_BYTES + skew;
+}
+
 /* /proc/stat's procs_blocked counts the tasks in an I/O wait when it is
  * read; the first pass reads its processes a few hundred us later. Most
  * ticks where it counts more than the pass found in D, none of the sleeping
@@ -975,16 +993,9 @@ static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl
 {
 	bool writes_unexplained = true;
 
-	if (h->dirtied_bytes >= 0) {
-		int64_t b = tp->dirty_balance + h->dirtied_bytes - (int64_t)found->dirtied_bytes;
-
-		/* Below 0 by what was written between the vmstat read and the
-		 * processes' reads (the next tick makes it up), or by direct
-		 * I/O, which counts in write_bytes but dirties no page: the
-		 * floor keeps the latter from hiding another writer for long. */
-		tp->dirty_balance = b < -DIRTY_FLOOR_BYTES ? -DIRTY_FLOOR_BYTES : b;
-		writes_unexplained = tp->dirty_balance > DIRTY_SLACK_BYTES;
-	}
+	if (h->dirtied_bytes >= 0)
+		writes_unexplained = pl__dirty_balance_add(&tp->dirty_balance, h->dirtied_bytes,
+							   (int64_t)found->dirtied_bytes);
 	if (!h->maybe_blocked)
 		return false;
 	if (h->procs_blocked < 0 || (tp->cfg.track_writers && writes_unexplained))

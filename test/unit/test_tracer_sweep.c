@@ -298,6 +298,25 @@ static void test_vfork_parent(void)
 	waitpid(par, NULL, 0);
 }
 
+/* Pages dirtied that the processes read do not account for. */
+static void test_dirty_balance(void)
+{
+	int64_t b = 0, mb = (int64_t)1 << 20;
+
+	TAP_OK(!pl__dirty_balance_add(&b, 400 * mb, 399 * mb) && b == mb,
+	       "400 MB dirtied, 399 MB by the writers read: the skew between the reads");
+	TAP_OK(!pl__dirty_balance_add(&b, 400 * mb, 402 * mb) && b == -mb, "and back the next tick");
+	TAP_OK(pl__dirty_balance_add(&b, 400 * mb, 370 * mb),
+	       "30 MB of 400 that no process read wrote: a writer to find");
+	b = 0;
+	TAP_OK(!pl__dirty_balance_add(&b, 32 << 10, 0), "32 KiB by nobody: under the slack");
+	TAP_OK(pl__dirty_balance_add(&b, 64 << 10, 0), "96 KiB over two ticks: over it");
+	b = 0;
+	pl__dirty_balance_add(&b, 0, 100 * mb);
+	TAP_OK(b == -mb, "direct I/O (write_bytes, no dirty page) floors the balance at -1 MiB (%lld)",
+	       (long long)b);
+}
+
 static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
@@ -481,6 +500,7 @@ int main(void)
 	}
 
 	test_blocked_rule();
+	test_dirty_balance();
 	test_vfork_parent();
 	test_probe();
 	snprintf(file, sizeof(file), "%s/born", dir);
