@@ -650,7 +650,8 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	struct pl_pid_stat st;
 	char rel[48];
 	bool ran;
-	ssize_t n, ss_err;
+	ssize_t n, ss_err = 0;
+	bool clock_first;
 	uint64_t t0;
 	int err;
 
@@ -660,15 +661,22 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->stat_fd = p->io_fd = p->ss_fd = -1;
-	/* stat is opened first, read after schedstat (see sweep_one): a pid
-	 * that is gone already (most, under churn) costs one failed open */
+	/* With CPU clocks, the clock is read first: a pid that is gone already
+	 * (most, under churn) or a thread's (a thread's pid has no process
+	 * clock) costs one clock read, no open. Else stat is opened first, and
+	 * such a pid costs one failed open. Either way schedstat or the clock
+	 * is read before stat (see sweep_one). */
+	clock_first = tp->cpuclock && !tp->cfg.stat_every_tick;
+	if (clock_first && (ss_err = read_schedstat(tp, p, &ran)) < 0)
+		return 0;
 	snprintf(rel, sizeof(rel), "%d/stat", pid);
 	t0 = pl__tcost_now(tp->cost);
 	err = keep_open(tp, rel, &p->stat_fd);
 	pl__tcost_read(tp->cost, tp->phase, t0); /* the open is the costly part */
 	if (err < 0)
 		return 0;
-	ss_err = read_schedstat(tp, p, &ran);
+	if (!clock_first)
+		ss_err = read_schedstat(tp, p, &ran);
 	n = read_pid_file(tp, p, &p->stat_fd, "stat");
 	tp->stat_reads++;
 	if (n < 0 || pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != pid) {
