@@ -207,7 +207,6 @@ struct pl_tprocs {
 	/* processes added this tick, whose parents may be waiting in vfork */
 	int new_children[32];
 	size_t n_new_children;
-	uint64_t sweeps_deferred; /* full sweeps the blocked rule put off a tick */
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
 	/* a single-threaded process's run time from its POSIX CPU clock

@@ -1011,11 +1011,8 @@ static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl
 	/* put off a tick, a 200 ms wait must still span two ticks */
 	if (!(tp->cfg.interval_ms > 0 && tp->cfg.interval_ms <= 100))
 		return h->procs_blocked > found->dstate;
-	if (pl__blocked_rule_sweep(&tp->blocked_rule, tick, h->procs_blocked, found->dstate,
-				   found->flickers))
-		return true;
-	tp->sweeps_deferred += tp->blocked_rule.deferred_tick == tick;
-	return false;
+	return pl__blocked_rule_sweep(&tp->blocked_rule, tick, h->procs_blocked, found->dstate,
+				      found->flickers);
 }
 
 /* A process started by vfork (or posix_spawn) leaves its parent in D until
