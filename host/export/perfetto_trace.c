@@ -11,8 +11,29 @@ enum {
 	TRACE_PACKET = 1,
 	PACKET_TIMESTAMP = 8,
 	PACKET_SEQUENCE_ID = 10,
+	PACKET_INTERNED_DATA = 12,
 	PACKET_TRACK_EVENT = 11,
 	PACKET_SEQUENCE_FLAGS = 13,
+	PACKET_PERF_SAMPLE = 66,
+	INTERNED_FUNCTION_NAMES = 5,
+	INTERNED_FRAMES = 6,
+	INTERNED_CALLSTACKS = 7,
+	INTERNED_MAPPING_PATHS = 17,
+	INTERNED_MAPPINGS = 19,
+	STRING_IID = 1,
+	STRING_STR = 2,
+	MAPPING_IID = 1,
+	MAPPING_PATH_STRING_IDS = 7,
+	FRAME_IID = 1,
+	FRAME_FUNCTION_NAME_ID = 2,
+	FRAME_MAPPING_ID = 3,
+	FRAME_REL_PC = 4,
+	CALLSTACK_IID = 1,
+	CALLSTACK_FRAME_IDS = 2,
+	PERF_SAMPLE_PID = 2,
+	PERF_SAMPLE_TID = 3,
+	PERF_SAMPLE_CALLSTACK_IID = 4,
+	PERF_SAMPLE_CPU_MODE = 5,
 	PACKET_TRACK_DESCRIPTOR = 60,
 	TRACK_UUID = 1,
 	TRACK_NAME = 2,
@@ -45,6 +66,8 @@ enum { UNIT_COUNT = 2, UNIT_SIZE_BYTES = 3 };
 
 #define SEQUENCE_ID 1
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
+#define SEQ_NEEDS_INCREMENTAL_STATE 2
+#define CPU_MODE_USER 2
 #define LINK_TRACK_UUID 1 /* its lanes: the uuids after it */
 #define LINK_LANES 16
 /* a process track: this plus the pid (pids are below 2^22 on Linux); a
@@ -534,6 +557,205 @@ static void sample_instants(struct trace *t, const struct pl_recording *r)
 			sample_instant(t, r, &r->samples[i]);
 }
 
+/* The render samples as Perfetto's own samples (PerfSample packets, which
+ * the UI shows on the thread with a flame graph of any selection), beside
+ * the instants above. Their stacks go into the sequence's interned data, in
+ * one packet kept with the descriptors, so that every part of a rotated
+ * trace starts with it: a function name per distinct frame, a frame per
+ * name (in one mapping, "render sampler", whose rel_pc is the frame's own
+ * number: the device sends names, not addresses), a callstack per stack of
+ * the recording (iid: its index + 1; frames outermost first, as Perfetto's
+ * "bottom frame first" and the folded stacks both have them). */
+struct name_table {
+	char **names; /* by iid - 1 */
+	size_t n, cap;
+	uint32_t *slots; /* open addressing: iid, 0 empty */
+	size_t n_slots;
+};
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int table_grow(struct name_table *tb)
+{
+	size_t n_slots = tb->n_slots ? tb->n_slots * 2 : 1024;
+	uint32_t *slots = calloc(n_slots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < tb->n; i++) {
+		size_t k = hash_name(tb->names[i], strlen(tb->names[i])) & (n_slots - 1);
+
+		while (slots[k])
+			k = (k + 1) & (n_slots - 1);
+		slots[k] = (uint32_t)(i + 1);
+	}
+	free(tb->slots);
+	tb->slots = slots;
+	tb->n_slots = n_slots;
+	return 0;
+}
+
+/* The iid of name[0..len), added when new; 0 when out of memory. */
+static uint32_t intern_name(struct name_table *tb, const char *name, size_t len)
+{
+	size_t k;
+	char *copy;
+
+	if ((tb->n + 1) * 2 > tb->n_slots && table_grow(tb) < 0)
+		return 0;
+	for (k = hash_name(name, len) & (tb->n_slots - 1); tb->slots[k];
+	     k = (k + 1) & (tb->n_slots - 1)) {
+		const char *have = tb->names[tb->slots[k] - 1];
+
+		if (strncmp(have, name, len) == 0 && have[len] == '\0')
+			return tb->slots[k];
+	}
+	if (tb->n == tb->cap) {
+		size_t cap = tb->cap ? tb->cap * 2 : 256;
+		char **names = realloc(tb->names, cap * sizeof(*names));
+
+		if (!names)
+			return 0;
+		tb->names = names;
+		tb->cap = cap;
+	}
+	if (!(copy = malloc(len + 1)))
+		return 0;
+	memcpy(copy, name, len);
+	copy[len] = '\0';
+	tb->names[tb->n++] = copy;
+	tb->slots[k] = (uint32_t)tb->n;
+	return (uint32_t)tb->n;
+}
+
+static void table_free(struct name_table *tb)
+{
+	for (size_t i = 0; i < tb->n; i++)
+		free(tb->names[i]);
+	free(tb->names);
+	free(tb->slots);
+}
+
+static void interned_string(struct trace *t, unsigned field, uint64_t iid, const char *str)
+{
+	pl__pb_begin(&t->pb, field);
+	pl__pb_varint_field(&t->pb, STRING_IID, iid);
+	pl__pb_string_field(&t->pb, STRING_STR, str);
+	pl__pb_end(&t->pb);
+}
+
+/* The callstacks of every stack a sample uses, with their frames and names. */
+static int sample_stacks(struct trace *t, const struct pl_recording *r, const bool *used)
+{
+	struct name_table tb = { 0 };
+	uint32_t *ids = NULL;
+	size_t cap_ids = 0, i, k;
+	int err = 0;
+
+	packet_begin(t, 0, false);
+	pl__pb_begin(&t->pb, PACKET_INTERNED_DATA);
+	for (i = 0; i < r->n_stacks && !err; i++) {
+		const char *f = r->stacks[i].frames;
+		size_t n = 0;
+
+		if (!used[i])
+			continue;
+		while (*f) {
+			size_t len = strcspn(f, ";");
+			uint32_t id;
+
+			if (n == cap_ids) {
+				uint32_t *p = realloc(ids, (cap_ids = cap_ids ? cap_ids * 2 : 64) *
+								  sizeof(*ids));
+				if (!p) {
+					err = -ENOMEM;
+					break;
+				}
+				ids = p;
+			}
+			if (!(id = intern_name(&tb, f, len))) {
+				err = -ENOMEM;
+				break;
+			}
+			ids[n++] = id;
+			f += len + (f[len] == ';');
+		}
+		if (err || !n)
+			continue;
+		pl__pb_begin(&t->pb, INTERNED_CALLSTACKS);
+		pl__pb_varint_field(&t->pb, CALLSTACK_IID, i + 1);
+		for (k = 0; k < n; k++)
+			pl__pb_varint_field(&t->pb, CALLSTACK_FRAME_IDS, ids[k]);
+		pl__pb_end(&t->pb);
+	}
+	for (k = 0; k < tb.n && !err; k++) {
+		interned_string(t, INTERNED_FUNCTION_NAMES, k + 1, tb.names[k]);
+		pl__pb_begin(&t->pb, INTERNED_FRAMES);
+		pl__pb_varint_field(&t->pb, FRAME_IID, k + 1);
+		pl__pb_varint_field(&t->pb, FRAME_FUNCTION_NAME_ID, k + 1);
+		pl__pb_varint_field(&t->pb, FRAME_MAPPING_ID, 1);
+		pl__pb_varint_field(&t->pb, FRAME_REL_PC, k + 1);
+		pl__pb_end(&t->pb);
+	}
+	interned_string(t, INTERNED_MAPPING_PATHS, 1, "render sampler");
+	pl__pb_begin(&t->pb, INTERNED_MAPPINGS);
+	pl__pb_varint_field(&t->pb, MAPPING_IID, 1);
+	pl__pb_varint_field(&t->pb, MAPPING_PATH_STRING_IDS, 1);
+	pl__pb_end(&t->pb);
+	pl__pb_end(&t->pb);
+	if (err)
+		pl__pb_discard(&t->pb);
+	else
+		packet_end(t, PK_DESCRIPTOR);
+	free(ids);
+	table_free(&tb);
+	return err;
+}
+
+static int perf_samples(struct trace *t, const struct pl_recording *r)
+{
+	bool *used = calloc(r->n_stacks ? r->n_stacks : 1, sizeof(*used));
+	size_t i, n = 0;
+	int err;
+
+	if (!used)
+		return -ENOMEM;
+	for (i = 0; i < r->n_samples; i++)
+		if (r->samples[i].stack >= 0 && (size_t)r->samples[i].stack < r->n_stacks &&
+		    r->stacks[r->samples[i].stack].frames[0]) {
+			used[r->samples[i].stack] = true;
+			n++;
+		}
+	if (!n || (err = sample_stacks(t, r, used)) < 0) {
+		free(used);
+		return n ? err : 0;
+	}
+	for (i = 0; i < r->n_samples; i++) {
+		const struct pl_recorded_sample *s = &r->samples[i];
+
+		if (s->stack < 0 || (size_t)s->stack >= r->n_stacks || !used[s->stack])
+			continue;
+		packet_begin(t, s->mono_ns, true);
+		pl__pb_varint_field(&t->pb, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+		pl__pb_begin(&t->pb, PACKET_PERF_SAMPLE);
+		pl__pb_varint_field(&t->pb, PERF_SAMPLE_PID, (uint64_t)s->pid);
+		pl__pb_varint_field(&t->pb, PERF_SAMPLE_TID, s->tid);
+		pl__pb_varint_field(&t->pb, PERF_SAMPLE_CALLSTACK_IID, (uint64_t)s->stack + 1);
+		pl__pb_varint_field(&t->pb, PERF_SAMPLE_CPU_MODE, CPU_MODE_USER);
+		pl__pb_end(&t->pb);
+		packet_end(t, PK_WHOLE);
+	}
+	free(used);
+	return 0;
+}
+
 static void annotation_uint(struct trace *t, const char *name, uint64_t v)
 {
 	pl__pb_begin(&t->pb, EVENT_DEBUG_ANNOTATIONS);
@@ -742,6 +964,8 @@ static int write_all(struct trace *t, const struct pl_recording *r)
 		err = call_slices(t, r);
 	if (err == 0)
 		sample_instants(t, r);
+	if (err == 0)
+		err = perf_samples(t, r);
 	if (err == 0)
 		err = counters(t, r);
 	pl__pb_free(&t->pb);

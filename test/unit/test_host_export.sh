@@ -341,6 +341,14 @@ if command -v protoc > /dev/null; then
 	ok $? "at the sample's time; none for the bad line's sample or the idle one"
 	grep -B1 'name: "stack"' "$dir/smp.txt" | grep -qF 'string_value: "main;draw;hot_b"'
 	ok $? "the sample's stack as its argument"
+	# and as Perfetto's own samples (PerfSample), resolved through the
+	# interned callstacks as Perfetto resolves them
+	python3 "$(dirname "$0")/trace_perf_samples.py" "$dir/smp.txt" > "$dir/perf.txt" 2>&1
+	rc=$?
+	printf '1000000000 812 815 main;draw;hot_a\n1010000000 812 815 main;draw;hot_b\n1020000000 812 815 main;draw;hot_a\n' |
+		cmp -s - "$dir/perf.txt"
+	same=$?
+	ok "$([ $rc -eq 0 ] && [ $same -eq 0 ]; echo $?)" "a PerfSample for each sample with a stack, at its time, on its thread, its interned callstack the stack outermost first ($(tr '\n' '|' < "$dir/perf.txt"))"
 else
 	missing "protoc is installed (scripts/deps installs protobuf-compiler)"
 fi
