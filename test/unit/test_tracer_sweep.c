@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -245,6 +246,16 @@ static char state_of(int pid)
 /* A parent waiting in vfork is in D, and no I/O wait (neither PSI nor
  * procs_blocked says so): it is read when its new child is found, not in
  * its slice up to a second later. */
+/* Run by an emulator (meson's exe wrapper: qemu-user in the cross suites),
+ * which runs vfork as fork and cannot read another process's CPU clock:
+ * what the kernel does there is not what these tests are about. */
+static bool under_emulator(void)
+{
+	const char *w = getenv("MESON_EXE_WRAPPER");
+
+	return w && *w;
+}
+
 static void test_vfork_parent(void)
 {
 	struct pl_tprocs_hint h = { false, 0, 0 };
@@ -288,6 +299,15 @@ static void test_vfork_parent(void)
 	       "now it vforks a child that sleeps 500 ms");
 	for (int i = 0; i < 100 && state_of(par) != 'D'; i++)
 		usleep(10000);
+	if (state_of(par) != 'D' && under_emulator()) {
+		TAP_SKIP("the parent is in no vfork wait under the emulator (qemu-user runs vfork "
+			 "as fork)");
+		TAP_SKIP("so no tick can find it in D");
+		close(go[1]);
+		close(ready[0]);
+		waitpid(par, NULL, 0);
+		return;
+	}
 	TAP_OK(state_of(par) == 'D', "the parent is in D (%c)", state_of(par));
 	TAP_OK(pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 &&
 		       (p = rec_of(par)) != NULL && p->seen_tick == tick && p->state == 'D',
@@ -464,9 +484,17 @@ int main(void)
 	TAP_OK(run(false, -1, -1) == 0 && child_rec() != NULL, "the first tick finds the child");
 	TAP_OK(child_rec() && child_rec()->state == 'S', "asleep on its pipe (%c)",
 	       child_rec() ? child_rec()->state : '?');
-	TAP_OK(tp.cpuclock && child_rec() && child_rec()->ss_ok && child_rec()->ss_clock &&
-		       child_rec()->ss_fd < 0,
-	       "one thread: whether it ran is its CPU clock's to say, no schedstat kept open");
+	if (under_emulator() && child_rec() && !child_rec()->ss_ok)
+		/* qemu-user takes the probe of its own CPU clock but cannot
+		 * read another process's */
+		TAP_SKIP("the emulator reads no other process's CPU clock");
+	else
+		TAP_OK(tp.cpuclock && child_rec() && child_rec()->ss_ok && child_rec()->ss_clock &&
+			       child_rec()->ss_fd < 0,
+		       "one thread: whether it ran is its CPU clock's to say, no schedstat kept "
+		       "open (clock probe %d, read %d, by the clock %d, schedstat fd %d)",
+		       tp.cpuclock, child_rec() ? child_rec()->ss_ok : -1,
+		       child_rec() ? child_rec()->ss_clock : -1, child_rec() ? child_rec()->ss_fd : -1);
 	full = tp.full_sweeps;
 
 	TAP_OK(run(false, 1000, 0) == 0 && !child_read() && tp.full_sweeps == full,
