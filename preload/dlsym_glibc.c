@@ -1,12 +1,14 @@
 /* glibc: the C library's dlsym, found by version, since the shim exports
  * a dlsym of its own (lookup_hooks.c) that a plain call would reach. */
+#include "dormant.h"
 #include "real_symbol.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
 
-static pl_dlsym_fn libc_dlsym_fn;
+/* set by a dormant shim too: its hooks resolve on their first call */
+static pl_dlsym_fn libc_dlsym_fn PL_DORMANT_STATE;
 
 /* GLIBC_2.34 where dlsym moved into libc, else each port's first version
  * (x86-64, AArch64, ARM, i386/MIPS). */

@@ -1,10 +1,15 @@
 /* Load, fork and exit of the shim.
  *
- * The constructor does the least it can: resolve the real functions (so no
- * hook ever enters dlsym later), read the environment, and only when
- * profiling was asked for, build the stage table and start the reporter.
- * Hooks that run before it (another library's constructor calling open or
- * ioctl) find profiling off and simply forward. */
+ * The constructor does the least it can. When the environment names
+ * neither tool it returns at once: a dormant shim reads no setting and
+ * resolves nothing, and its hooks look up the function they forward to on
+ * their first call (real.c), as every hook called before the constructor
+ * always has, and as a lazily bound PLT entry does. Otherwise it resolves
+ * the real functions (so that no hook of a working tool enters dlsym
+ * later), reads the environment, and only when profiling was asked for,
+ * builds the stage table and starts the reporter. Hooks that run before
+ * it (another library's constructor calling open or ioctl) find profiling
+ * off and simply forward. */
 #include "diag.h"
 #include "events.h"
 #include "profile.h"
@@ -31,6 +36,8 @@ __attribute__((constructor)) static void pl_preload_init(void)
 	char err[512];
 	int r;
 
+	if (!pl__settings_tool_named())
+		return;
 	pl__real_resolve_all();
 	pl__settings_read(&s);
 	pl__sampler_start(&s);

@@ -1,5 +1,6 @@
 /* See own_fds.h. */
 #include "own_fds.h"
+#include "dormant.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -13,7 +14,7 @@
 #define OWN_MAX 4
 
 static atomic_int own[OWN_MAX] = { -1, -1, -1, -1 };
-static atomic_uint count; /* slots in use: 0 keeps the hooks to one load */
+static atomic_uint count PL_DORMANT_STATE; /* slots in use: 0 keeps the hooks to one load */
 
 void pl__own_fd_watch(int fd, bool mine)
 {

@@ -1,11 +1,13 @@
 /* Environment parsing for the shim: each variable once, at load time. */
 #include "settings.h"
 #include "diag.h"
+#include "dormant.h"
 #include "pl_config.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool copy_path(char *dst, size_t cap, const char *var, const char *value)
 {
@@ -138,6 +140,27 @@ static void event_settings(struct pl_settings *s)
 		pl__diag("PERFLINK_PROFILE_EVENTS='%.40s' is neither 1 nor 0; no events", v);
 	s->events_kb = count_var("PERFLINK_PROFILE_EVENTS_KB", PL_EVENTS_KB_DEFAULT,
 				 PL_EVENTS_KB_MIN, PL_EVENTS_KB_MAX);
+}
+
+/* Whether s starts with prefix. By hand, and with the names kept beside
+ * the code (dormant.h): neither a page of libc's string functions nor
+ * one of the shim's .rodata is faulted in by a dormant start. */
+PL_DORMANT_CODE static bool starts_with(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix)
+		s++, prefix++;
+	return *prefix == '\0';
+}
+
+PL_DORMANT_CODE bool pl__settings_tool_named(void)
+{
+	static const char profile[] PL_DORMANT_CONST = "PERFLINK_PROFILE=";
+	static const char sample[] PL_DORMANT_CONST = "PERFLINK_SAMPLE=";
+
+	for (char **e = environ; e && *e; e++)
+		if (starts_with(*e, profile) || starts_with(*e, sample))
+			return true;
+	return false;
 }
 
 void pl__settings_read(struct pl_settings *s)

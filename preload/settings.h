@@ -74,6 +74,13 @@ struct pl_settings {
 	char sample_thread[PL_SAMPLE_THREAD_MAX];    /* "" when unset */
 };
 
+/* Whether the environment names either tool at all (PERFLINK_PROFILE or
+ * PERFLINK_SAMPLE, whatever their values): when it does not, the shim is
+ * dormant and reads nothing more. A look at environ only, so that a
+ * dormant start touches no page of libc's or the shim's it would not
+ * touch anyway (dormant.h); pl__settings_read decides the rest. */
+bool pl__settings_tool_named(void);
+
 /* Fill s from the environment; messages go to stderr. Never fails. */
 void pl__settings_read(struct pl_settings *s);
 

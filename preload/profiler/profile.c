@@ -1,6 +1,7 @@
 /* Timing and accounting of measured calls. */
 #include "profile.h"
 #include "clock.h"
+#include "dormant.h"
 #include "fdtab.h"
 #include "kernel_abi.h"
 #include "reporter.h"
@@ -14,7 +15,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-int pl__profile_on;
+int pl__profile_on PL_DORMANT_STATE; /* read by every hook and the destructor */
 
 #define KGSL_MAX_OBJS 64 /* a sync of more objects counts only the first ones */
 

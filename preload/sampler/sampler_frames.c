@@ -3,6 +3,7 @@
  * Render time is measured from a swap's return to the next swap's entry:
  * the work the thread did for the frame, not the wait for vsync inside
  * the swap (a renderer's own RenderSummary times the same span). */
+#include "dormant.h"
 #include "sampler.h"
 
 #include <string.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int pl__sampler_on;
+int pl__sampler_on PL_DORMANT_STATE; /* read by the dlsym hook in every process */
 __thread int pl__in_swap __attribute__((tls_model("initial-exec")));
 
 /* 0: not yet asked; else the thread's tid. initial-exec: no allocation. */

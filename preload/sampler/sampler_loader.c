@@ -1,6 +1,7 @@
 /* The shim's side of sampler_module.h: load the sampler module when the
  * sampler is asked for, and forward the sampler's entry points to it. */
 #include "diag.h"
+#include "dormant.h"
 #include "report_daemon.h"
 #include "sampler.h"
 #include "sampler_module.h"
@@ -9,7 +10,8 @@
 #include <limits.h>
 #include <string.h>
 
-static const struct pl_sampler_module *module; /* atomic: read by the swap hooks */
+/* atomic: read by the swap hooks and the destructor */
+static const struct pl_sampler_module *module PL_DORMANT_STATE;
 
 static const struct pl_sampler_host host = {
 	.abi = PL_SAMPLER_MODULE_ABI,
