@@ -21,9 +21,10 @@ static const char *const global_files[] = {
 	"diskstats", "vmstat", "meminfo", "loadavg", "pressure/io", "pressure/memory",
 	"pressure/cpu", "sys/kernel/task_delayacct", "sys/vm/dirty_ratio",
 	"sys/vm/dirty_background_ratio", "sys/vm/dirty_bytes", "sys/vm/dirty_background_bytes",
+	"sys/vm/dirty_expire_centisecs", "sys/vm/dirty_writeback_centisecs",
 };
 static const char *const global_dirs[] = { "pressure", "sys", "sys/kernel", "sys/vm" };
-static const char *const pid_files[] = { "stat", "io", "schedstat" };
+static const char *const pid_files[] = { "stat", "io", "schedstat", "wchan" };
 
 static int write_file(int dirfd, const char *rel, const char *buf, size_t len)
 {

@@ -28,153 +28,76 @@
  * a delay of B ms that ended in a tick began at least B ms before it, a D
  * run began after the sample before its first D sample.
  *
- * Mechanism, from the system counters summed over the window (every rule
- * that matches is listed; the first in this order is "mechanism"):
+ * Mechanism, from the system counters over the window and the victim's own
+ * wait (every rule that matches is listed; the first in this order is
+ * "mechanism"):
+ *   not_io           the victim's D samples slept in functions outside I/O,
+ *                    memory and locks (its /proc/PID/wchan: kernel_clone
+ *                    for a vfork parent, a pipe, a child's exit), and no
+ *                    block-I/O wait of its ended in the episode: it was not
+ *                    stalled by I/O, whatever the counters say. The wchan is
+ *                    read after the stat, so a short wait may be over by
+ *                    then (it names the next sleep, hrtimer_nanosleep): the
+ *                    delay total, which grows when a block-I/O wait ends,
+ *                    rules that out.
  *   compaction       compact_stall rose: an allocation waited for direct
  *                    compaction.
  *   direct_reclaim   allocstall* rose: an allocation reclaimed memory itself.
- *   dirty_writeback  Dirty+Writeback reached the background writeback
- *                    threshold (vm.dirty_background_bytes, or
- *                    dirty_background_ratio of MemAvailable) at some tick,
- *                    so the flusher is writing and writers get throttled;
- *                    or at least 8 MB were under writeback (more than a
- *                    small fsync of the victim's own) while the disks were
- *                    busy at least half the window.
- *   disk_saturation  none of the above, and the disks were busy at least 80%
- *                    of the window: the queue itself is the bottleneck (for
- *                    example direct I/O, which never shows up as dirty
- *                    pages).
+ *   dirty_writeback  any of:
+ *                    - vmstat nr_dirty reached nr_dirty_background_threshold
+ *                      at some tick (both read in the same /proc/vmstat, the
+ *                      numbers the kernel compares: the flusher writes);
+ *                      where vmstat has no thresholds (before 2.6.37), the
+ *                      estimate from vm.dirty_background_bytes or
+ *                      dirty_background_ratio of MemAvailable;
+ *                    - nr_dirty + nr_writeback reached the middle of the two
+ *                      thresholds at some tick (where balance_dirty_pages
+ *                      starts throttling writers), or the victim was sampled
+ *                      in balance_dirty_pages;
+ *                    - page-cache writeback wrote at least 8 MB in the window
+ *                      (vmstat nr_written: more than a small fsync of the
+ *                      victim's own) and the victim waited on I/O: a
+ *                      block-I/O wait of its ended in the episode, or a D
+ *                      sample slept in a writeback, journal or block
+ *                      function, or, without delay accounting, PSI io full
+ *                      grew in the window. Direct I/O never counts there;
+ *                    - at least 8 MB were under writeback while the disks
+ *                      were busy at least half the window (the rule for a
+ *                      kernel without nr_written).
+ *   disk_saturation  none of compaction, direct_reclaim and dirty_writeback,
+ *                    and the disks were busy at least 80% of the window: the
+ *                    queue itself is the bottleneck (for example direct
+ *                    I/O, which never shows up as dirty pages).
  *   unknown          nothing above matched.
  * Bully: the processes other than the victim with the most write_bytes
- * (bytes sent to the block layer on their behalf) over the bully window,
- * then the most wchar (bytes passed to write()), at most three. The bully
- * window is the stall window widened to at least 5 s (PL_STALL_BULLY_MS):
- * write_bytes is counted when pages are dirtied, and a writeback stall
- * comes seconds after the dirtying. A process that was itself blocked in
+ * (bytes sent to the block layer on their behalf, counted when a page is
+ * dirtied) over the bully window, then the most wchar (bytes passed to
+ * write()), at most three. The bully window is the stall window widened to
+ * at least 5 s (PL_STALL_BULLY_MS). When the mechanism is dirty_writeback
+ * it is the dirty window instead, how long ago the pages being written out
+ * can have been dirtied: the longer of (a) vm.dirty_expire_centisecs plus
+ * vm.dirty_writeback_centisecs (the kernel's defaults, 30 s and 5 s, when
+ * unreadable) plus the time the window's writeback rate takes to write the
+ * most dirty + writeback memory the window saw, and (b) back to where what
+ * every process wrote, span by span, adds up to that memory; at most the
+ * spans kept (PL_WRITES_SPANS of PL_WRITES_SPAN_TICKS ticks, 51.2 s at
+ * 10 Hz), counted in whole spans. So dd, gone 30 s before its pages expire,
+ * is the bully of the stall their writeback causes, not the process that
+ * wrote 2 MB in the last 5 s. A process that exits is kept with its name
+ * and history (PL_WRITES_GONE of them, those that wrote most) while its
+ * spans hold writes.
+ * A process that was itself blocked in
  * the stall window (sampled in D, or a block-I/O wait of its ended) waited
  * on the same mechanism the window's counters point to, and if it wrote no
  * more than the victim it is another victim, not a bully: when dd is the
  * victim of its own fdatasync, the fsync loop stuck behind it is not named.
  * A blocked process that wrote more stays a candidate: dd in its own
- * fdatasync is still the bully of the fsync loop. */
+ * fdatasync is still the bully of the fsync loop.
+ */
 #include "stall_detect.h"
 
 #include <math.h>
 #include <string.h>
-
-static uint32_t sat32(int64_t v)
-{
-	if (v <= 0)
-		return 0;
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
-void pl__writes_reset(struct pl_writes *w, uint64_t tick)
-{
-	memset(w, 0, sizeof(*w));
-	w->first_tick = tick;
-	w->last_tick = tick ? tick - 1 : 0;
-}
-
-void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_t d_wchar)
-{
-	size_t i = tick % PL_STALL_RING;
-
-	/* Ticks skipped since the last put wrote nothing. */
-	for (uint64_t t = w->last_tick + 1; t < tick && t + PL_STALL_RING > tick; t++) {
-		w->wbytes[t % PL_STALL_RING] = 0;
-		w->wchar[t % PL_STALL_RING] = 0;
-	}
-	if (tick >= w->last_tick + PL_STALL_RING)
-		w->blocked = 0;
-	for (uint64_t t = w->last_tick + 1; t <= tick && w->blocked; t++)
-		w->blocked &= ~((uint64_t)1 << (t % PL_STALL_RING));
-	w->wbytes[i] = sat32(d_wbytes);
-	w->wchar[i] = sat32(d_wchar);
-	w->last_tick = tick;
-	if (tick >= w->first_tick + PL_STALL_RING)
-		w->first_tick = tick - PL_STALL_RING + 1;
-}
-
-void pl__writes_mark_blocked(struct pl_writes *w, uint64_t tick)
-{
-	if (tick == w->last_tick)
-		w->blocked |= (uint64_t)1 << (tick % PL_STALL_RING);
-}
-
-/* Ticks [from, to] clipped to what the ring holds: from > to when none. */
-static void clip_to_ring(const struct pl_writes *w, uint64_t *from, uint64_t *to)
-{
-	if (*from < w->first_tick)
-		*from = w->first_tick;
-	if (*to > w->last_tick)
-		*to = w->last_tick;
-	if (*to >= *from + PL_STALL_RING)
-		*from = *to - PL_STALL_RING + 1;
-}
-
-bool pl__writes_blocked(const struct pl_writes *w, uint64_t from, uint64_t to)
-{
-	clip_to_ring(w, &from, &to);
-	for (uint64_t t = from; t <= to && t >= from; t++) {
-		if (w->blocked & ((uint64_t)1 << (t % PL_STALL_RING)))
-			return true;
-	}
-	return false;
-}
-
-void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *wbytes,
-		    uint64_t *wchar)
-{
-	uint64_t t;
-
-	*wbytes = 0;
-	*wchar = 0;
-	clip_to_ring(w, &from, &to);
-	for (t = from; t <= to && t >= from; t++) {
-		*wbytes += w->wbytes[t % PL_STALL_RING];
-		*wchar += w->wchar[t % PL_STALL_RING];
-	}
-}
-
-static uint64_t recent_weight(const struct pl_writes *w, uint64_t now_tick)
-{
-	uint64_t wb, wc;
-
-	pl__writes_sum(w, now_tick >= PL_STALL_RING ? now_tick - PL_STALL_RING + 1 : 0, now_tick,
-		       &wb, &wc);
-	return wb + wc / 16;
-}
-
-void pl__writes_gone_add(struct pl_writes_gone *g, int pid, const char *comm,
-			 const struct pl_writes *w, uint64_t now_tick)
-{
-	uint64_t mine = recent_weight(w, now_tick), least = UINT64_MAX;
-	size_t i, slot = PL_WRITES_GONE;
-
-	if (mine == 0)
-		return;
-	for (i = 0; i < PL_WRITES_GONE; i++) {
-		uint64_t theirs;
-
-		if (!g->e[i].used) {
-			slot = i;
-			break;
-		}
-		theirs = recent_weight(&g->e[i].w, now_tick);
-		if (theirs < least) {
-			least = theirs;
-			slot = i;
-		}
-	}
-	if (i == PL_WRITES_GONE && least >= mine)
-		return;
-	g->e[slot].used = true;
-	g->e[slot].pid = pid;
-	strncpy(g->e[slot].comm, comm, sizeof(g->e[slot].comm) - 1);
-	g->e[slot].comm[sizeof(g->e[slot].comm) - 1] = '\0';
-	g->e[slot].w = *w;
-}
 
 void pl__stall_history_put(struct pl_stall_history *h, const struct pl_stall_sys *s)
 {
@@ -229,6 +152,8 @@ enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct p
 		v->start_mono = mono - cfg->interval_ms / 1000.0;
 		v->blkio_ms = 0;
 		v->dstate_ms = v->dstate_longest_ms = v->dstate_sum_ms = 0;
+		v->wchan_kinds = 0;
+		v->wchan[0] = '\0';
 	}
 	if (d_blk_ms > 0) {
 		v->blkio_ms += d_blk_ms;
@@ -271,6 +196,8 @@ void pl__stall_victim_rearm(struct pl_stall_victim *v, enum pl_stall_verdict ver
 	v->start_tick = tick + 1;
 	v->start_mono = mono;
 	v->blkio_ms = 0;
+	v->wchan_kinds = 0;
+	v->wchan[0] = '\0';
 	v->dstate_sum_ms = 0;
 	v->qualified = false;
 }
@@ -297,6 +224,30 @@ uint64_t pl__stall_window_ticks(const struct pl_stall_victim *v, const struct pl
 static double psi_delta_ms(uint64_t a, uint64_t b)
 {
 	return b >= a ? (double)(b - a) / 1000.0 : 0;
+}
+
+/* One tick's dirty pages against the kernel's thresholds, and what was
+ * written back. */
+static void window_dirty(struct pl_stall_window *out, const struct pl_stall_sys *s)
+{
+	uint64_t dw = s->nr_dirty_kb + s->nr_writeback_kb;
+
+	if (s->nr_dirty_kb >= out->nr_dirty_kb_max && (s->bg_thresh_kb || !out->dirty_bg_thresh_kb)) {
+		out->nr_dirty_kb_max = s->nr_dirty_kb;
+		out->dirty_bg_thresh_kb = s->bg_thresh_kb;
+		out->dirty_thresh_kb = s->thresh_kb;
+		out->thresh_estimated = s->thresh_estimated;
+	}
+	if (dw > out->nr_dirty_writeback_kb_max)
+		out->nr_dirty_writeback_kb_max = dw;
+	if (s->bg_thresh_kb && s->nr_dirty_kb >= s->bg_thresh_kb)
+		out->over_bg_ticks++;
+	if (s->bg_thresh_kb && s->thresh_kb && dw >= (s->bg_thresh_kb + s->thresh_kb) / 2)
+		out->over_freerun_ticks++;
+	if (s->written_kb >= 0) {
+		out->have_written = true;
+		out->written_kb += (uint64_t)s->written_kb;
+	}
 }
 
 void pl__stall_window(const struct pl_stall_history *h, uint64_t from_tick, uint64_t to_tick,
@@ -331,6 +282,7 @@ void pl__stall_window(const struct pl_stall_history *h, uint64_t from_tick, uint
 			out->disk_busy_ms += s->disk_busy_ms;
 			out->disk_write_kb += s->disk_write_kb;
 		}
+		window_dirty(out, s);
 		dw = s->dirty_kb + s->writeback_kb;
 		if (s->dirty_kb > out->dirty_kb_max)
 			out->dirty_kb_max = s->dirty_kb;
@@ -373,7 +325,59 @@ void pl__stall_window(const struct pl_stall_history *h, uint64_t from_tick, uint
 	}
 }
 
-unsigned pl__stall_classify(const struct pl_stall_window *w)
+
+void pl__stall_victim_wchan(struct pl_stall_victim *v, const char *wchan)
+{
+	char name[PL_WCHAN_MAX];
+	size_t len = strcspn(wchan, "\n");
+	enum pl_wchan_kind k;
+
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, wchan, len);
+	name[len] = '\0';
+	k = pl__wchan_kind(name);
+	v->wchan_kinds |= 1u << k;
+	if (k == PL_WCHAN_UNKNOWN)
+		return;
+	if (!v->wchan[0] || ((1u << k) & PL_WCHAN_IO_KINDS && !((1u << pl__wchan_kind(v->wchan)) & PL_WCHAN_IO_KINDS)))
+		memcpy(v->wchan, name, len + 1);
+}
+
+/* At least this much written back in the window is more than a small
+ * fsync of the victim's own. */
+#define WRITEBACK_KB 8192
+
+/* The victim's wait was an I/O one, as far as its accounts tell. */
+static bool waited_on_io(const struct pl_stall_window *w, const struct pl_stall_wait *v)
+{
+	if (v->wchan_kinds & PL_WCHAN_IO_KINDS)
+		return true;
+	if (v->have_blkio)
+		return v->blkio_ms > 0;
+	return w->have_psi_io ? w->psi_io_full_ms > 0 : true;
+}
+
+static bool dirty_writeback(const struct pl_stall_window *w, const struct pl_stall_wait *v)
+{
+	if (w->over_bg_ticks || w->over_freerun_ticks || (v->wchan_kinds & (1u << PL_WCHAN_THROTTLE)))
+		return true;
+	if (w->have_written && w->written_kb >= WRITEBACK_KB && waited_on_io(w, v))
+		return true;
+	return w->writeback_kb_max >= WRITEBACK_KB && w->have_disk && w->span_ms > 0 &&
+	       w->disk_busy_ms >= 0.5 * w->span_ms;
+}
+
+/* It slept outside I/O, memory and locks, and no block-I/O wait of its
+ * ended. */
+static bool not_io(const struct pl_stall_wait *v)
+{
+	unsigned telling = v->wchan_kinds & ~(1u << PL_WCHAN_UNKNOWN);
+
+	return telling == (1u << PL_WCHAN_OTHER) && !(v->have_blkio && v->blkio_ms > 0);
+}
+
+unsigned pl__stall_classify(const struct pl_stall_window *w, const struct pl_stall_wait *v)
 {
 	unsigned m = 0;
 
@@ -381,23 +385,47 @@ unsigned pl__stall_classify(const struct pl_stall_window *w)
 		m |= PL_MECH_COMPACTION;
 	if (w->allocstall > 0)
 		m |= PL_MECH_DIRECT_RECLAIM;
-	if ((w->dirty_bg_thresh_kb > 0 && w->dirty_writeback_kb_max >= w->dirty_bg_thresh_kb) ||
-	    (w->writeback_kb_max >= 8192 && w->have_disk && w->span_ms > 0 &&
-	     w->disk_busy_ms >= 0.5 * w->span_ms))
+	if (dirty_writeback(w, v))
 		m |= PL_MECH_DIRTY_WRITEBACK;
 	if (m == 0 && w->have_disk && w->span_ms > 0 && w->disk_busy_ms >= 0.8 * w->span_ms)
 		m |= PL_MECH_DISK_SATURATION;
+	if (not_io(v))
+		m |= PL_MECH_NOT_IO;
 	return m;
 }
 
-static const char *const mech_names[] = { "compaction", "direct_reclaim", "dirty_writeback",
-					  "disk_saturation" };
+double pl__stall_dirty_window_ms(const struct pl_stall_window *w, long expire_cs,
+				 long writeback_cs)
+{
+	uint64_t pending = w->nr_dirty_writeback_kb_max > w->dirty_writeback_kb_max
+				   ? w->nr_dirty_writeback_kb_max : w->dirty_writeback_kb_max;
+	double ms = (expire_cs >= 0 ? (double)expire_cs : 3000.0) * 10.0 +
+		    (writeback_cs >= 0 ? (double)writeback_cs : 500.0) * 10.0;
+
+	if (w->have_written && w->written_kb > 0 && w->span_ms > 0)
+		ms += (double)pending * w->span_ms / (double)w->written_kb;
+	return ms;
+}
+
+/* In the order the first one is "mechanism": the victim's own wait first,
+ * then the rules on the system counters. */
+static const struct {
+	unsigned bit;
+	const char *name;
+} mech_order[] = {
+	{ PL_MECH_NOT_IO, "not_io" },
+	{ PL_MECH_COMPACTION, "compaction" },
+	{ PL_MECH_DIRECT_RECLAIM, "direct_reclaim" },
+	{ PL_MECH_DIRTY_WRITEBACK, "dirty_writeback" },
+	{ PL_MECH_DISK_SATURATION, "disk_saturation" },
+};
+#define N_MECHS (sizeof(mech_order) / sizeof(mech_order[0]))
 
 const char *pl__stall_mechanism_name(unsigned mechs)
 {
-	for (unsigned i = 0; i < 4; i++) {
-		if (mechs & (1u << i))
-			return mech_names[i];
+	for (size_t i = 0; i < N_MECHS; i++) {
+		if (mechs & mech_order[i].bit)
+			return mech_order[i].name;
 	}
 	return "unknown";
 }
@@ -454,6 +482,44 @@ static void psi_json(struct pl_json *j, const char *key, bool have, const struct
 	pl__json_end_object(j);
 }
 
+/* The evidence the writeback rules use, added after the older fields. */
+static void dirty_json(struct pl_json *j, const struct pl_stall_window *w)
+{
+	if (!w->dirty_bg_thresh_kb)
+		pl__json_null(j, "dirty_thresh_source");
+	else
+		pl__json_str(j, "dirty_thresh_source", w->thresh_estimated ? "sysctl" : "vmstat");
+	pl__json_u64(j, "nr_dirty_kB_max", w->nr_dirty_kb_max);
+	pl__json_u64(j, "nr_dirty_writeback_kB_max", w->nr_dirty_writeback_kb_max);
+	pl__json_u64(j, "over_bg_thresh_ticks", w->over_bg_ticks);
+	pl__json_u64(j, "over_freerun_ticks", w->over_freerun_ticks);
+	if (w->have_written) {
+		pl__json_u64(j, "written_kB", w->written_kb);
+		pl__json_double(j, "written_MB_per_s",
+				w->span_ms > 0 ? (double)w->written_kb / 1024.0 / (w->span_ms / 1e3) : 0,
+				1);
+	} else {
+		pl__json_null(j, "written_kB");
+		pl__json_null(j, "written_MB_per_s");
+	}
+}
+
+static void wait_json(struct pl_json *j, const struct pl_stall_event *e)
+{
+	pl__json_begin_object(j, "wait");
+	if (e->wchan && e->wchan[0])
+		pl__json_str(j, "wchan", e->wchan);
+	else
+		pl__json_null(j, "wchan");
+	pl__json_begin_array(j, "wchan_kinds");
+	for (unsigned k = 0; k < PL_WCHAN_KINDS; k++) {
+		if (e->wait.wchan_kinds & (1u << k))
+			pl__json_str(j, NULL, pl__wchan_kind_name((enum pl_wchan_kind)k));
+	}
+	pl__json_end_array(j);
+	pl__json_end_object(j);
+}
+
 static uint64_t stall_start_ns(const struct pl_stall_event *e)
 {
 	double start = e->mono - e->window_ms / 1e3;
@@ -489,6 +555,7 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_double(j, "dstate_sum_ms", e->dstate_sum_ms, 0);
 	pl__json_double(j, "window_ms", e->window_ms, 0);
 	pl__json_double(j, "bully_window_ms", e->bully_window_ms, 0);
+	pl__json_bool(j, "bully_by_dirty_pages", e->bully_by_dirty);
 	pl__json_begin_array(j, "bully");
 	for (i = 0; i < e->nbully; i++) {
 		pl__json_begin_object(j, NULL);
@@ -502,11 +569,12 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_end_array(j);
 	pl__json_str(j, "mechanism", pl__stall_mechanism_name(e->mechs));
 	pl__json_begin_array(j, "mechanisms");
-	for (i = 0; i < 4; i++) {
-		if (e->mechs & (1u << i))
-			pl__json_str(j, NULL, mech_names[i]);
+	for (i = 0; i < N_MECHS; i++) {
+		if (e->mechs & mech_order[i].bit)
+			pl__json_str(j, NULL, mech_order[i].name);
 	}
 	pl__json_end_array(j);
+	wait_json(j, e);
 	pl__json_begin_object(j, "counters");
 	pl__json_i64(j, "compact_stall", w->compact_stall);
 	pl__json_i64(j, "allocstall", w->allocstall);
@@ -527,6 +595,7 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 		pl__json_u64(j, "dirty_thresh_kB", w->dirty_thresh_kb);
 	else
 		pl__json_null(j, "dirty_thresh_kB");
+	dirty_json(j, w);
 	pl__json_end_object(j);
 	pl__json_begin_object(j, "psi");
 	psi_json(j, "io", w->have_psi_io, &w->psi_io, w->psi_io_some_ms, w->psi_io_full_ms);

@@ -2,7 +2,8 @@
  * long, who was writing at the time (the bully) and which kernel mechanism
  * the counters point to. Pure logic over numbers the tracer collected, so
  * that the rules can be tested on their own; the rules are written out in
- * stall_detect.c. */
+ * stall_detect.c, the write history is stall_writes.c, the kinds of kernel
+ * wait functions stall_wchan.c. */
 #ifndef PL_DAEMON_STALL_DETECT_H
 #define PL_DAEMON_STALL_DETECT_H
 
@@ -19,12 +20,21 @@
 /* The bully is looked for over at least this much history. */
 #define PL_STALL_BULLY_MS 5000.0
 
+/* The longer write history, for the pages a writeback stall writes out:
+ * they can have been dirtied dirty_expire_centisecs (30 s) and more before
+ * it. Spans of PL_WRITES_SPAN_TICKS ticks, PL_WRITES_SPANS of them: 51.2 s
+ * at 10 Hz. */
+#define PL_WRITES_SPAN_TICKS 16
+#define PL_WRITES_SPANS 32
+
 /* One process's write volume per tick, in a ring indexed by tick, and the
- * ticks it was blocked in (a bit each). */
+ * ticks it was blocked in (a bit each); and per span of ticks, in a ring
+ * indexed by tick / PL_WRITES_SPAN_TICKS. */
 struct pl_writes {
 	uint32_t wbytes[PL_STALL_RING], wchar[PL_STALL_RING]; /* bytes, saturated */
 	uint64_t blocked; /* bit tick % PL_STALL_RING: in D, or a block-I/O wait ended */
 	uint64_t first_tick, last_tick; /* ticks the ring holds values for */
+	uint32_t span_wbytes[PL_WRITES_SPANS], span_wchar[PL_WRITES_SPANS]; /* saturated */
 };
 _Static_assert(PL_STALL_RING <= 64, "one bit a tick in pl_writes.blocked");
 void pl__writes_reset(struct pl_writes *w, uint64_t tick);
@@ -37,6 +47,22 @@ bool pl__writes_blocked(const struct pl_writes *w, uint64_t from, uint64_t to);
 /* Sum over ticks [from, to], clipped to what the ring holds. */
 void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *wbytes,
 		    uint64_t *wchar);
+/* Sum over ticks [from, to] that may reach further back than the tick ring:
+ * what pl__writes_sum says when the ring holds from, else the whole spans
+ * from's span to to's hold (at most PL_WRITES_SPAN_TICKS - 1 ticks more at
+ * the start), clipped to the spans kept. */
+void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
+			 uint64_t *wbytes, uint64_t *wchar);
+
+/* Add w's write_bytes per span to totals[k], k spans before now_tick's,
+ * for the dirty window's reach (pl__writes_reach). */
+void pl__writes_add_spans(const struct pl_writes *w, uint64_t now_tick,
+			  uint64_t totals[PL_WRITES_SPANS]);
+/* The first tick of the latest span back from now_tick's where totals,
+ * added up from now back, reach pending_bytes; the oldest span's when they
+ * never do. */
+uint64_t pl__writes_reach(const uint64_t totals[PL_WRITES_SPANS], uint64_t now_tick,
+			  uint64_t pending_bytes);
 
 /* Writers that exited recently, so that a bully which finished (dd) just
  * before its victim woke up is still named. */
@@ -49,8 +75,9 @@ struct pl_writes_gone {
 		struct pl_writes w;
 	} e[PL_WRITES_GONE];
 };
-/* Keep w if it wrote anything in the last PL_STALL_RING ticks, evicting the
- * entry that wrote least or whose history is oldest. */
+/* Keep w if it wrote anything in the spans kept (the last
+ * PL_WRITES_SPANS * PL_WRITES_SPAN_TICKS ticks), evicting the entry that
+ * wrote least there or whose history is oldest. */
 void pl__writes_gone_add(struct pl_writes_gone *g, int pid, const char *comm,
 			 const struct pl_writes *w, uint64_t now_tick);
 
@@ -61,7 +88,14 @@ struct pl_stall_sys {
 	int64_t d_compact, d_alloc;
 	bool have_disk;
 	double disk_busy_ms, disk_write_kb;
-	uint64_t dirty_kb, writeback_kb;
+	uint64_t dirty_kb, writeback_kb; /* meminfo Dirty, Writeback */
+	/* vmstat nr_dirty and nr_writeback, and the thresholds the kernel
+	 * compares them with: nr_dirty_background_threshold and
+	 * nr_dirty_threshold of the same read, or where the kernel has none,
+	 * the estimate from the sysctls (thresh_estimated); 0 = unknown */
+	uint64_t nr_dirty_kb, nr_writeback_kb, bg_thresh_kb, thresh_kb;
+	bool thresh_estimated;
+	int64_t written_kb; /* vmstat nr_written since the last tick, -1 unknown */
 	bool have_psi_io, have_psi_mem;
 	struct pl_psi psi_io, psi_mem;
 };
@@ -70,6 +104,27 @@ struct pl_stall_history {
 	uint64_t first_tick, last_tick; /* 0 = empty */
 };
 void pl__stall_history_put(struct pl_stall_history *h, const struct pl_stall_sys *s);
+
+/* What a kernel function a task sleeps in (/proc/PID/wchan) says it waits
+ * for; the names are in stall_detect.c. */
+#define PL_WCHAN_MAX 48
+enum pl_wchan_kind {
+	PL_WCHAN_UNKNOWN,   /* empty, "0" (not sleeping, or no symbols) */
+	PL_WCHAN_THROTTLE,  /* balance_dirty_pages: a writer held back */
+	PL_WCHAN_WRITEBACK, /* a page's writeback or lock, a range's writeback */
+	PL_WCHAN_JOURNAL,   /* a filesystem journal's commit */
+	PL_WCHAN_BLOCK,     /* a bio, a buffer, the block queue */
+	PL_WCHAN_MEMORY,    /* compaction, reclaim, migration, allocation */
+	PL_WCHAN_LOCK,      /* a mutex or rwsem, which an I/O may be holding */
+	PL_WCHAN_OTHER,     /* anything else: vfork, a pipe, a wait for a child */
+	PL_WCHAN_KINDS
+};
+/* The kinds that are a wait for I/O, as bits 1 << kind. */
+#define PL_WCHAN_IO_KINDS                                                                \
+	((1u << PL_WCHAN_THROTTLE) | (1u << PL_WCHAN_WRITEBACK) | (1u << PL_WCHAN_JOURNAL) | \
+	 (1u << PL_WCHAN_BLOCK))
+enum pl_wchan_kind pl__wchan_kind(const char *wchan);
+const char *pl__wchan_kind_name(enum pl_wchan_kind k);
 
 /* Per watched process: the stall episode in progress. Zero it to start. */
 struct pl_stall_victim {
@@ -87,6 +142,11 @@ struct pl_stall_victim {
 	 * wait; and the runs' spans summed. ms. */
 	double dstate_ms, dstate_longest_ms, dstate_sum_ms;
 	double blkio_ms;     /* block-I/O delay summed over the episode */
+	/* Where it slept in its D samples (/proc/PID/wchan): the kinds seen
+	 * (1 << enum pl_wchan_kind) and the name that tells most, an I/O
+	 * wait's before any other. */
+	unsigned wchan_kinds;
+	char wchan[PL_WCHAN_MAX];
 };
 
 struct pl_stall_cfg {
@@ -108,6 +168,9 @@ enum pl_stall_verdict {
 enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct pl_stall_cfg *cfg,
 				       uint64_t tick, double mono, char state, double d_blk_ms,
 				       bool woke);
+/* The wchan read at a D sample of an open episode (NUL-terminated; a
+ * trailing newline is ignored). */
+void pl__stall_victim_wchan(struct pl_stall_victim *v, const char *wchan);
 /* After a report: closed episodes are forgotten, ongoing ones go on with a
  * new window that starts after this tick. */
 void pl__stall_victim_rearm(struct pl_stall_victim *v, enum pl_stall_verdict verdict,
@@ -127,6 +190,15 @@ struct pl_stall_window {
 	double disk_busy_ms, disk_write_kb;
 	uint64_t dirty_kb_max, writeback_kb_max, dirty_writeback_kb_max;
 	uint64_t dirty_bg_thresh_kb, dirty_thresh_kb; /* 0 = unknown */
+	/* vmstat nr_dirty at its highest and the thresholds of that tick;
+	 * the ticks where nr_dirty reached the background threshold (the
+	 * flusher writes) and where nr_dirty + nr_writeback reached the
+	 * middle of the two (balance_dirty_pages throttles writers) */
+	uint64_t nr_dirty_kb_max, nr_dirty_writeback_kb_max;
+	bool thresh_estimated;
+	unsigned over_bg_ticks, over_freerun_ticks;
+	bool have_written;
+	uint64_t written_kb; /* nr_written summed: pages written back */
 	bool have_psi_io, have_psi_mem;
 	double psi_io_some_ms, psi_io_full_ms, psi_mem_some_ms, psi_mem_full_ms;
 	struct pl_psi psi_io, psi_mem; /* at the end of the window */
@@ -139,9 +211,23 @@ enum {
 	PL_MECH_DIRECT_RECLAIM = 1u << 1,
 	PL_MECH_DIRTY_WRITEBACK = 1u << 2,
 	PL_MECH_DISK_SATURATION = 1u << 3,
+	PL_MECH_NOT_IO = 1u << 4,
 };
-/* Every mechanism the counters point to (PL_MECH_* bits). */
-unsigned pl__stall_classify(const struct pl_stall_window *w);
+/* What the victim's own accounts say about its wait. */
+struct pl_stall_wait {
+	bool have_blkio;    /* delay accounting on: blkio_ms means something */
+	double blkio_ms;    /* over the episode */
+	unsigned wchan_kinds; /* 1 << enum pl_wchan_kind, over its D samples */
+};
+/* Every mechanism the counters and the victim's wait point to (PL_MECH_*
+ * bits). */
+unsigned pl__stall_classify(const struct pl_stall_window *w, const struct pl_stall_wait *v);
+/* How far back the pages a writeback stall waits for can have been
+ * dirtied, in ms: the sysctls' expiry age and flusher period (centisecs;
+ * negative: the kernel's defaults, 3000 and 500) plus the time the window's
+ * writeback rate takes to write the most dirty and writeback memory it saw. */
+double pl__stall_dirty_window_ms(const struct pl_stall_window *w, long expire_cs,
+				 long writeback_cs);
 /* The first of the bits in rule order, or "unknown" for none. */
 const char *pl__stall_mechanism_name(unsigned mechs);
 
@@ -168,10 +254,13 @@ struct pl_stall_event {
 	const char *comm, *label;
 	bool ongoing;
 	double blkio_ms, dstate_ms, dstate_longest_ms, dstate_sum_ms, window_ms, bully_window_ms;
+	bool bully_by_dirty; /* the bully window is the dirty window */
 	uint64_t victim_wbytes, victim_wchar;
 	struct pl_stall_bully bully[PL_STALL_BULLIES];
 	size_t nbully;
 	struct pl_stall_window win;
+	struct pl_stall_wait wait;
+	const char *wchan; /* the victim's, "" unknown */
 	unsigned mechs;
 	double sampler_ms, sampler_ms_p99;
 };

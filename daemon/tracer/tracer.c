@@ -564,6 +564,12 @@ static void remember_sys(struct pl_tracer *t, double mono, const struct pl_tsys_
 	h.disk_write_kb = s->disk_d_write_kb;
 	h.dirty_kb = s->dirty_kb;
 	h.writeback_kb = s->writeback_kb;
+	h.nr_dirty_kb = s->nr_dirty_kb;
+	h.nr_writeback_kb = s->nr_writeback_kb;
+	h.bg_thresh_kb = s->bg_thresh_kb;
+	h.thresh_kb = s->thresh_kb;
+	h.thresh_estimated = s->thresh_estimated;
+	h.written_kb = s->written_kb;
 	h.have_psi_io = s->have_psi_io;
 	h.have_psi_mem = s->have_psi_mem;
 	h.psi_io = s->psi_io;

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,7 +127,7 @@ static void offer(struct pl_stall_event *e, const struct pl_writes *w, int pid, 
 {
 	uint64_t wb, wc;
 
-	pl__writes_sum(w, from, now, &wb, &wc);
+	pl__writes_sum_long(w, from, now, &wb, &wc);
 	if (pl__stall_fellow_victim(pl__writes_blocked(w, stall_from, now), wb, wc,
 				    e->victim_wbytes, e->victim_wchar))
 		return;
@@ -139,7 +141,7 @@ static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uin
 	const struct pl_tprocs *tp = &t->procs;
 	size_t i;
 
-	pl__writes_sum(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
+	pl__writes_sum_long(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
 	for (i = 0; i < tp->n; i++) {
 		const struct pl_tproc *q = &tp->v[i];
 
@@ -151,6 +153,68 @@ static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uin
 			offer(e, &tp->gone.e[i].w, tp->gone.e[i].pid, tp->gone.e[i].comm, true,
 			      from, stall_from, t->tick);
 	}
+}
+
+/* The ticks back from now to where what every process wrote (the exited
+ * ones kept too) adds up to the dirty and writeback memory the window saw
+ * at most: the oldest of those pages was dirtied no later than that. */
+static uint64_t dirty_reach_ticks(const struct pl_tracer *t, const struct pl_stall_window *w)
+{
+	const struct pl_tprocs *tp = &t->procs;
+	uint64_t totals[PL_WRITES_SPANS] = { 0 };
+	uint64_t pending_kb = w->nr_dirty_writeback_kb_max > w->dirty_writeback_kb_max
+				      ? w->nr_dirty_writeback_kb_max : w->dirty_writeback_kb_max;
+	size_t i;
+
+	for (i = 0; i < tp->n; i++)
+		pl__writes_add_spans(&tp->v[i].writes, t->tick, totals);
+	for (i = 0; i < PL_WRITES_GONE; i++) {
+		if (tp->gone.e[i].used)
+			pl__writes_add_spans(&tp->gone.e[i].w, t->tick, totals);
+	}
+	return t->tick - pl__writes_reach(totals, t->tick, pending_kb * 1024) + 1;
+}
+
+/* The bully window in ticks: at least PL_STALL_BULLY_MS and the stall
+ * window, at most the tick ring; for a writeback stall, the dirty window:
+ * the longer of pl__stall_dirty_window_ms and dirty_reach_ticks, at most
+ * the spans kept. */
+static uint64_t bully_ticks(const struct pl_tracer *t, struct pl_stall_event *e, uint64_t wt)
+{
+	uint64_t bt = (uint64_t)(PL_STALL_BULLY_MS / t->scfg.interval_ms + 0.5), most = PL_STALL_RING;
+
+	e->bully_by_dirty = strcmp(pl__stall_mechanism_name(e->mechs), "dirty_writeback") == 0;
+	if (e->bully_by_dirty) {
+		double ms = pl__stall_dirty_window_ms(&e->win, t->sys.dirty_expire_cs,
+						      t->sys.dirty_writeback_cs);
+		double n = ceil(ms / t->scfg.interval_ms);
+		uint64_t reach = dirty_reach_ticks(t, &e->win);
+
+		most = (uint64_t)PL_WRITES_SPANS * PL_WRITES_SPAN_TICKS;
+		if (n > (double)bt)
+			bt = n < (double)most ? (uint64_t)n : most;
+		if (reach > bt)
+			bt = reach;
+	}
+	if (bt < wt)
+		bt = wt;
+	if (bt > most)
+		bt = most;
+	return bt > t->tick ? t->tick : bt;
+}
+
+/* Where the victim sleeps, read at each of its D samples while an episode
+ * is open: its /proc/PID/wchan under this tick's root. Absent or unreadable
+ * (no symbols, another user's task): nothing is noted. */
+static void note_wchan(struct pl_tracer *t, struct pl_tproc *p)
+{
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	char rel[32];
+
+	snprintf(rel, sizeof(rel), "%d/wchan", p->pid);
+	if (pl__procfile_read_once(&pf, t->seq ? t->snapfd : t->rootfd, rel) > 0)
+		pl__stall_victim_wchan(&p->victim, pf.buf);
+	pl__procfile_free(&pf);
 }
 
 static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,
@@ -165,16 +229,12 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	wt = pl__stall_window_ticks(&p->victim, &t->scfg, t->tick, mono);
 	from = t->tick - wt + 1;
 	pl__stall_window(&t->hist, from, t->tick, t->scfg.interval_ms, &e.win);
-	e.win.dirty_bg_thresh_kb = t->sys.dirty_bg_thresh_kb;
-	e.win.dirty_thresh_kb = t->sys.dirty_thresh_kb;
-	e.mechs = pl__stall_classify(&e.win);
-	bt = (uint64_t)(PL_STALL_BULLY_MS / t->scfg.interval_ms + 0.5);
-	if (bt < wt)
-		bt = wt;
-	if (bt > PL_STALL_RING)
-		bt = PL_STALL_RING;
-	if (bt > t->tick)
-		bt = t->tick;
+	e.wait.have_blkio = t->delayacct != PL_DELAYACCT_OFF && !t->procs.cfg.no_blkio;
+	e.wait.blkio_ms = p->victim.blkio_ms;
+	e.wait.wchan_kinds = p->victim.wchan_kinds;
+	e.wchan = p->victim.wchan;
+	e.mechs = pl__stall_classify(&e.win, &e.wait);
+	bt = bully_ticks(t, &e, wt);
 	find_bullies(t, p, t->tick - bt + 1, from, &e);
 	e.bully_window_ms = (double)bt * t->scfg.interval_ms;
 	e.wall = wall;
@@ -259,6 +319,8 @@ int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 			continue;
 		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms,
 				     p->woke_now);
+		if (p->state == 'D' && p->victim.open)
+			note_wchan(t, p);
 		if (v == PL_STALL_NONE)
 			continue;
 		if ((err = emit(t, p, v, wall, mono)) < 0)

@@ -259,6 +259,11 @@ struct pl_tsys_sample {
 	int64_t procs_blocked;
 	bool maybe_blocked;    /* pl__tsys_maybe_blocked */
 	int64_t dirtied_bytes; /* vmstat nr_dirtied since the last tick, -1 unknown */
+	int64_t written_kb;    /* vmstat nr_written since the last tick, -1 unknown */
+	/* vmstat nr_dirty, nr_writeback and the kernel's thresholds, or the
+	 * sysctls' estimate where it has none (thresh_estimated); 0 unknown */
+	uint64_t nr_dirty_kb, nr_writeback_kb, bg_thresh_kb, thresh_kb;
+	bool thresh_estimated;
 };
 
 #define PL_TRACER_MAX_DISKS 16
@@ -276,12 +281,13 @@ struct pl_tsys {
 	struct pl_procfile disk_stat[PL_TRACER_MAX_DISKS];
 	bool sysfs_disks, sysfs_tried;
 	uint64_t prev_compact, prev_alloc, prev_majflt;
-	uint64_t prev_nr_dirtied; /* UINT64_MAX: not known */
+	uint64_t prev_nr_dirtied, prev_nr_written; /* UINT64_MAX: not known */
 	long page_bytes;
 	bool psi_io_reported, psi_mem_reported;
 	uint64_t dirty_bg_thresh_kb, dirty_thresh_kb; /* 0 = unknown */
 	long dirty_ratio, dirty_bg_ratio;
 	uint64_t dirty_bytes, dirty_bg_bytes;
+	long dirty_expire_cs, dirty_writeback_cs; /* -1: unreadable */
 	bool sysctl_read;
 	struct pl_procfile stat;    /* /proc/stat, read only without PSI */
 	bool have_prev_psi;
@@ -299,6 +305,13 @@ int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd);
 void pl__tsys_free(struct pl_tsys *s);
 /* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
+/* What the tracer reads of /proc/vmstat. Absent keys read 0, but
+ * nr_dirtied, nr_written and the two thresholds UINT64_MAX. */
+struct pl_vmstat {
+	uint64_t compact, alloc, majflt, nr_dirty, nr_writeback, nr_dirtied, nr_written;
+	uint64_t dirty_thresh, dirty_bg_thresh; /* pages */
+};
+void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v);
 /* The vmstat parse on its own, for tests: compact_stall, the sum of every
  * allocstall* key (kernels name them per zone or not at all), pgmajfault,
  * nr_dirty, nr_writeback, nr_dirtied. Absent keys read 0, but nr_dirtied

@@ -19,7 +19,7 @@ int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
 	const char *p = disks_csv ? disks_csv : "";
 
 	memset(s, 0, sizeof(*s));
-	s->prev_nr_dirtied = UINT64_MAX;
+	s->prev_nr_dirtied = s->prev_nr_written = UINT64_MAX;
 	s->page_bytes = sysconf(_SC_PAGESIZE);
 	if (s->page_bytes <= 0)
 		s->page_bytes = 4096;
@@ -99,13 +99,14 @@ static ssize_t rd(struct pl_tsys *s, enum pl_tracer_phase ph, struct pl_procfile
 	return n;
 }
 
-/* The key a vmstat line starts with, if it is one of the six the tracer
+/* The key a vmstat line starts with, if it is one of the nine the tracer
  * uses (klen: its length). The caller looks at the first letters before it
  * measures a key, and skips any other line with one memchr: ~170 lines a
- * tick, six of them wanted; about half the time of measuring and comparing
+ * tick, nine of them wanted; about half the time of measuring and comparing
  * every key (1.3-2.8 us against 2.8-9.2, warm, 3.9 KB on 6.18, five runs on
- * a loaded machine). */
-enum vm_key { VM_NONE, VM_COMPACT, VM_ALLOC, VM_MAJFLT, VM_DIRTY, VM_WRITEBACK, VM_DIRTIED };
+ * a loaded machine, with six keys). */
+enum vm_key { VM_NONE, VM_COMPACT, VM_ALLOC, VM_MAJFLT, VM_DIRTY, VM_WRITEBACK, VM_DIRTIED,
+	      VM_WRITTEN, VM_THRESH, VM_BG_THRESH };
 
 static enum vm_key vm_key_of(const char *s, size_t klen)
 {
@@ -121,22 +122,48 @@ static enum vm_key vm_key_of(const char *s, size_t klen)
 			return VM_DIRTY;
 		if (klen == 12 && memcmp(s, "nr_writeback", 12) == 0)
 			return VM_WRITEBACK;
+		if (klen == 10 && memcmp(s, "nr_written", 10) == 0)
+			return VM_WRITTEN;
+		if (klen == 18 && memcmp(s, "nr_dirty_threshold", 18) == 0)
+			return VM_THRESH;
+		if (klen == 29 && memcmp(s, "nr_dirty_background_threshold", 29) == 0)
+			return VM_BG_THRESH;
 		return klen == 10 && memcmp(s, "nr_dirtied", 10) == 0 ? VM_DIRTIED : VM_NONE;
 	}
 	return VM_NONE;
 }
 
-void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
-			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
-			   uint64_t *nr_dirtied)
+static void vm_store(struct pl_vmstat *v, enum vm_key key, uint64_t val)
+{
+	switch (key) {
+	case VM_COMPACT: v->compact = val; break;
+	case VM_ALLOC: v->alloc += val; break; /* per zone, or one before 4.8 */
+	case VM_MAJFLT: v->majflt = val; break;
+	case VM_DIRTY: v->nr_dirty = val; break;
+	case VM_WRITEBACK: v->nr_writeback = val; break;
+	case VM_DIRTIED:
+		if (val != UINT64_MAX)
+			v->nr_dirtied = val;
+		break;
+	case VM_WRITTEN:
+		if (val != UINT64_MAX)
+			v->nr_written = val;
+		break;
+	case VM_THRESH: v->dirty_thresh = val; break;
+	case VM_BG_THRESH: v->dirty_bg_thresh = val; break;
+	case VM_NONE: break;
+	}
+}
+
+void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v)
 {
 	const char *s = buf, *buf_end = buf + strlen(buf);
 
-	*compact = *alloc = *majflt = *nr_dirty = *nr_writeback = 0;
-	*nr_dirtied = UINT64_MAX;
+	memset(v, 0, sizeof(*v));
+	v->nr_dirtied = v->nr_written = v->dirty_thresh = v->dirty_bg_thresh = UINT64_MAX;
 	while (s < buf_end) {
 		const char *nl = memchr(s, '\n', (size_t)(buf_end - s));
-		const char *end = nl ? nl : buf_end, *k, *v;
+		const char *end = nl ? nl : buf_end, *k, *val_s;
 		enum vm_key key = VM_NONE;
 		uint64_t val;
 
@@ -148,23 +175,27 @@ void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
 		if (key == VM_NONE)
 			continue;
 		k += strcspn(k, " \t\n");
-		for (v = k; v < end && (*v == ' ' || *v == '\t'); v++)
+		for (val_s = k; val_s < end && (*val_s == ' ' || *val_s == '\t'); val_s++)
 			;
-		if (v == end || pl__parse_u64(&v, &val) < 0 || v != end)
+		if (val_s == end || pl__parse_u64(&val_s, &val) < 0 || val_s != end)
 			continue; /* malformed: skipped, not guessed */
-		switch (key) {
-		case VM_COMPACT: *compact = val; break;
-		case VM_ALLOC: *alloc += val; break; /* per zone, or one before 4.8 */
-		case VM_MAJFLT: *majflt = val; break;
-		case VM_DIRTY: *nr_dirty = val; break;
-		case VM_WRITEBACK: *nr_writeback = val; break;
-		case VM_DIRTIED:
-			if (val != UINT64_MAX)
-				*nr_dirtied = val;
-			break;
-		case VM_NONE: break;
-		}
+		vm_store(v, key, val);
 	}
+}
+
+void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
+			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
+			   uint64_t *nr_dirtied)
+{
+	struct pl_vmstat v;
+
+	pl__tsys_parse_vmstat_all(buf, &v);
+	*compact = v.compact;
+	*alloc = v.alloc;
+	*majflt = v.majflt;
+	*nr_dirty = v.nr_dirty;
+	*nr_writeback = v.nr_writeback;
+	*nr_dirtied = v.nr_dirtied;
 }
 
 static void sysfs_disks_close(struct pl_tsys *s)
@@ -319,10 +350,36 @@ static void read_sysctls(struct pl_tsys *s, int rootfd)
 				    ? (long)v : -1;
 	s->dirty_bytes = read_u64_file(rootfd, "sys/vm/dirty_bytes", &v) ? v : 0;
 	s->dirty_bg_bytes = read_u64_file(rootfd, "sys/vm/dirty_background_bytes", &v) ? v : 0;
+	s->dirty_expire_cs = read_u64_file(rootfd, "sys/vm/dirty_expire_centisecs", &v) &&
+				     v <= INT32_MAX ? (long)v : -1;
+	s->dirty_writeback_cs = read_u64_file(rootfd, "sys/vm/dirty_writeback_centisecs", &v) &&
+					v <= INT32_MAX ? (long)v : -1;
 }
 
-/* The kernel's thresholds are a share of the dirtyable memory; MemAvailable
- * is close to it and is what a reader of the CSV can check. */
+/* The kernel's own thresholds (vmstat, pages, from 2.6.37 on) are what it
+ * compares nr_dirty with. Without them: a share of the dirtyable memory,
+ * which MemAvailable is close to and a reader of the CSV can check. */
+static void kernel_thresholds(const struct pl_tsys *s, const struct pl_vmstat *v,
+			      struct pl_tsys_sample *out)
+{
+	uint64_t kb = (uint64_t)s->page_bytes / 1024;
+
+	out->nr_dirty_kb = v->nr_dirty * kb;
+	out->nr_writeback_kb = v->nr_writeback * kb;
+	if (v->dirty_bg_thresh != UINT64_MAX && v->dirty_thresh != UINT64_MAX &&
+	    v->dirty_bg_thresh <= UINT64_MAX / kb && v->dirty_thresh <= UINT64_MAX / kb) {
+		out->bg_thresh_kb = v->dirty_bg_thresh * kb;
+		out->thresh_kb = v->dirty_thresh * kb;
+		out->thresh_estimated = false;
+	} else {
+		out->bg_thresh_kb = s->dirty_bg_thresh_kb;
+		out->thresh_kb = s->dirty_thresh_kb;
+		out->thresh_estimated = true;
+	}
+}
+
+/* The sysctls' thresholds as a share of MemAvailable, for kernels without
+ * their own in vmstat. */
 static void thresholds(struct pl_tsys *s, uint64_t memavail_kb)
 {
 	s->dirty_bg_thresh_kb = s->dirty_bg_bytes ? s->dirty_bg_bytes / 1024
@@ -350,8 +407,8 @@ static void read_procs_blocked(struct pl_tsys *s, int rootfd, bool keep,
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
 	static const char *const mkeys[] = { "MemFree", "MemAvailable", "Dirty", "Writeback" };
-	uint64_t compact = 0, alloc = 0, majflt = 0, dirtied = UINT64_MAX, mvals[4] = { 0 };
-	uint64_t t0;
+	uint64_t mvals[4] = { 0 }, t0;
+	struct pl_vmstat vm;
 
 	memset(out, 0, sizeof(*out));
 	if (!s->sysctl_read)
@@ -361,20 +418,31 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	pl__tcost_done(s->cost, PL_TPHASE_DISKSTATS, t0, 1);
 	t0 = pl__tcost_now(s->cost);
 	if (rd(s, PL_TPHASE_VMSTAT, &s->vmstat, rootfd, "vmstat", keep) >= 0)
-		pl__tsys_parse_vmstat(s->vmstat.buf, &compact, &alloc, &majflt, &out->nr_dirty,
-				      &out->nr_writeback, &dirtied);
+		pl__tsys_parse_vmstat_all(s->vmstat.buf, &vm);
+	else
+		pl__tsys_parse_vmstat_all("", &vm);
+	out->nr_dirty = vm.nr_dirty;
+	out->nr_writeback = vm.nr_writeback;
 	out->dirtied_bytes = -1;
-	if (dirtied != UINT64_MAX && s->prev_nr_dirtied != UINT64_MAX && dirtied >= s->prev_nr_dirtied)
-		out->dirtied_bytes = (int64_t)((dirtied - s->prev_nr_dirtied) * (uint64_t)s->page_bytes);
-	s->prev_nr_dirtied = dirtied;
+	if (vm.nr_dirtied != UINT64_MAX && s->prev_nr_dirtied != UINT64_MAX &&
+	    vm.nr_dirtied >= s->prev_nr_dirtied)
+		out->dirtied_bytes =
+			(int64_t)((vm.nr_dirtied - s->prev_nr_dirtied) * (uint64_t)s->page_bytes);
+	s->prev_nr_dirtied = vm.nr_dirtied;
+	out->written_kb = -1;
+	if (vm.nr_written != UINT64_MAX && s->prev_nr_written != UINT64_MAX &&
+	    vm.nr_written >= s->prev_nr_written)
+		out->written_kb = (int64_t)((vm.nr_written - s->prev_nr_written) *
+					    ((uint64_t)s->page_bytes / 1024));
+	s->prev_nr_written = vm.nr_written;
 	if (s->have_prev) {
-		out->d_compact = (int64_t)(compact - s->prev_compact);
-		out->d_alloc = (int64_t)(alloc - s->prev_alloc);
-		out->d_majflt = (int64_t)(majflt - s->prev_majflt);
+		out->d_compact = (int64_t)(vm.compact - s->prev_compact);
+		out->d_alloc = (int64_t)(vm.alloc - s->prev_alloc);
+		out->d_majflt = (int64_t)(vm.majflt - s->prev_majflt);
 	}
-	s->prev_compact = compact;
-	s->prev_alloc = alloc;
-	s->prev_majflt = majflt;
+	s->prev_compact = vm.compact;
+	s->prev_alloc = vm.alloc;
+	s->prev_majflt = vm.majflt;
 	s->have_prev = true;
 	pl__tcost_done(s->cost, PL_TPHASE_VMSTAT, t0, 1);
 	t0 = pl__tcost_now(s->cost);
@@ -385,6 +453,7 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	out->dirty_kb = mvals[2];
 	out->writeback_kb = mvals[3];
 	thresholds(s, out->memavail_kb);
+	kernel_thresholds(s, &vm, out);
 	pl__tcost_done(s->cost, PL_TPHASE_MEMINFO, t0, 1);
 	t0 = pl__tcost_now(s->cost);
 	out->have_psi_io = read_psi(s, &s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,

@@ -109,6 +109,16 @@ static void test_ongoing(void)
 
 static struct pl_stall_history hist;
 
+/* Tick t of ten 100 ms ticks with a disk and PSI io, the rest 0. */
+static void tick_base(struct pl_stall_sys *s, uint64_t t)
+{
+	memset(s, 0, sizeof(*s));
+	s->tick = t;
+	s->mono = (double)t / 10;
+	s->have_disk = true;
+	s->have_psi_io = true;
+}
+
 static void put_ticks(int64_t d_compact, int64_t d_alloc, double busy, uint64_t dirty,
 		      uint64_t wb)
 {
@@ -116,18 +126,28 @@ static void put_ticks(int64_t d_compact, int64_t d_alloc, double busy, uint64_t 
 	for (uint64_t t = 1; t <= 10; t++) {
 		struct pl_stall_sys s;
 
-		memset(&s, 0, sizeof(s));
-		s.tick = t;
-		s.mono = (double)t / 10;
+		tick_base(&s, t);
 		s.d_compact = t == 9 ? d_compact : 0;
 		s.d_alloc = t == 9 ? d_alloc : 0;
-		s.have_disk = true;
 		s.disk_busy_ms = busy;
-		s.dirty_kb = dirty;
-		s.writeback_kb = wb;
-		s.have_psi_io = true;
+		s.dirty_kb = s.nr_dirty_kb = dirty;
+		s.writeback_kb = s.nr_writeback_kb = wb;
+		s.written_kb = -1;
 		s.psi_io.some.total_us = t * 1000;
 		pl__stall_history_put(&hist, &s);
+	}
+}
+
+/* A victim that waited 100 ms on block I/O, its wchan not read. */
+static const struct pl_stall_wait io_wait = { true, 100, 0 };
+
+/* The kernel's thresholds in every tick (the dirty one twice the
+ * background one; 0: unknown), then the window's mechanism. */
+static void set_thresh(uint64_t bg_thresh_kb)
+{
+	for (uint64_t t = 1; t <= 10; t++) {
+		hist.t[t % PL_STALL_RING].bg_thresh_kb = bg_thresh_kb;
+		hist.t[t % PL_STALL_RING].thresh_kb = 2 * bg_thresh_kb;
 	}
 }
 
@@ -135,9 +155,9 @@ static const char *mech(uint64_t bg_thresh_kb)
 {
 	struct pl_stall_window w;
 
+	set_thresh(bg_thresh_kb);
 	pl__stall_window(&hist, 7, 10, 100, &w);
-	w.dirty_bg_thresh_kb = bg_thresh_kb;
-	return pl__stall_mechanism_name(pl__stall_classify(&w));
+	return pl__stall_mechanism_name(pl__stall_classify(&w, &io_wait));
 }
 
 static void test_mechanisms(void)
@@ -161,13 +181,217 @@ static void test_mechanisms(void)
 	TAP_EQ_STR(mech(500000), "unknown", "nothing points anywhere");
 
 	put_ticks(2, 0, 95, 600000, 0);
+	set_thresh(500000);
 	pl__stall_window(&hist, 7, 10, 100, &w);
-	w.dirty_bg_thresh_kb = 500000;
-	TAP_EQ_U64(pl__stall_classify(&w), PL_MECH_COMPACTION | PL_MECH_DIRTY_WRITEBACK,
+	TAP_EQ_U64(pl__stall_classify(&w, &io_wait), PL_MECH_COMPACTION | PL_MECH_DIRTY_WRITEBACK,
 		   "every matching rule is listed");
 	TAP_OK(w.span_ms > 399 && w.span_ms < 401, "window of 4 ticks spans 400 ms");
 	TAP_OK(w.disk_busy_ms == 380, "disk busy summed over the window");
 	TAP_OK(w.psi_io_some_ms == 4.0, "PSI total grew 4 ms over the window");
+}
+
+/* Ten ticks of a writeback: vmstat's dirty and writeback memory, the
+ * kernel's thresholds, what was written back each tick (-1: unknown), the
+ * disk busy 30 ms a tick, PSI io full growing full_us a tick. */
+static void put_dirty(uint64_t nr_dirty, uint64_t nr_wb, uint64_t bg, uint64_t thresh,
+		      int64_t written, uint64_t full_us)
+{
+	memset(&hist, 0, sizeof(hist));
+	for (uint64_t t = 1; t <= 10; t++) {
+		struct pl_stall_sys s;
+
+		tick_base(&s, t);
+		s.disk_busy_ms = 30;
+		s.dirty_kb = s.nr_dirty_kb = nr_dirty;
+		s.writeback_kb = s.nr_writeback_kb = nr_wb;
+		s.bg_thresh_kb = bg;
+		s.thresh_kb = thresh;
+		s.written_kb = written;
+		s.psi_io.some.total_us = s.psi_io.full.total_us = t * full_us;
+		pl__stall_history_put(&hist, &s);
+	}
+}
+
+static const char *mech_of(const struct pl_stall_wait *v, struct pl_stall_window *w)
+{
+	pl__stall_window(&hist, 7, 10, 100, w);
+	return pl__stall_mechanism_name(pl__stall_classify(w, v));
+}
+
+/* The writeback rules on the kernel's own numbers (issue 14: 2.3 GB dirty
+ * just under the threshold, 246 MB written per 300 ms, the disk busy a
+ * third of the time, was "unknown"). */
+static void test_writeback_rules(void)
+{
+	const struct pl_stall_wait blocked = { true, 40, 0 }, no_wait = { true, 0, 0 };
+	const struct pl_stall_wait in_block = { true, 0, 1u << PL_WCHAN_BLOCK };
+	const struct pl_stall_wait throttled = { true, 0, 1u << PL_WCHAN_THROTTLE };
+	const struct pl_stall_wait no_acct = { false, 0, 0 };
+	struct pl_stall_window w;
+
+	put_dirty(2300000, 1000, 2360000, 4720000, 82000, 0);
+	TAP_EQ_STR(mech_of(&blocked, &w), "dirty_writeback",
+		   "dirty under the threshold, 328 MB written in the window, the victim blocked");
+	TAP_OK(w.have_written && w.written_kb == 328000 && w.over_bg_ticks == 0,
+	       "written back summed over the window, no tick over the threshold");
+	TAP_EQ_STR(mech_of(&no_wait, &w), "unknown",
+		   "the same, but no block-I/O wait of the victim ended: not its stall");
+	TAP_EQ_STR(mech_of(&in_block, &w), "dirty_writeback",
+		   "no delay yet, but sampled waiting on a bio: writeback");
+	TAP_EQ_STR(mech_of(&no_acct, &w), "unknown",
+		   "no delay accounting, no wchan, PSI io full still: not claimed");
+	put_dirty(2300000, 1000, 2360000, 4720000, 82000, 3000);
+	TAP_EQ_STR(mech_of(&no_acct, &w), "dirty_writeback",
+		   "no delay accounting, but PSI io full grew: writeback");
+	put_dirty(2300000, 1000, 2360000, 4720000, 1000, 0);
+	TAP_EQ_STR(mech_of(&blocked, &w), "unknown",
+		   "4 MB written back in the window is a small fsync's, not a storm");
+	put_dirty(2300000, 1000, 2360000, 4720000, -1, 0);
+	TAP_EQ_STR(mech_of(&blocked, &w), "unknown", "nr_written unknown: that rule is out");
+
+	put_dirty(2360000, 0, 2360000, 4720000, 0, 0);
+	TAP_EQ_STR(mech_of(&no_wait, &w), "dirty_writeback",
+		   "nr_dirty at the kernel's background threshold: the flusher writes");
+	TAP_OK(w.over_bg_ticks == 4 && w.nr_dirty_kb_max == 2360000 &&
+		       w.dirty_bg_thresh_kb == 2360000 && w.dirty_thresh_kb == 4720000 &&
+		       !w.thresh_estimated,
+	       "the ticks over it and the thresholds of the highest dirty tick");
+	put_dirty(3000000, 600000, 2360000, 4720000, 0, 0);
+	TAP_EQ_STR(mech_of(&no_wait, &w), "dirty_writeback",
+		   "dirty + writeback at the middle of the thresholds: writers throttled");
+	TAP_OK(w.over_freerun_ticks == 4, "four ticks over the freerun ceiling");
+	put_dirty(1000, 0, 2360000, 4720000, 0, 0);
+	TAP_EQ_STR(mech_of(&throttled, &w), "dirty_writeback",
+		   "the victim sampled in balance_dirty_pages: throttled by writeback");
+	put_dirty(2360000, 0, 0, 0, 0, 0);
+	TAP_EQ_STR(mech_of(&no_wait, &w), "unknown", "thresholds unknown: no threshold rule");
+}
+
+/* The victim's own wait: a D state outside I/O is not an I/O stall. */
+static void test_not_io(void)
+{
+	struct pl_stall_wait v = { true, 0, 1u << PL_WCHAN_OTHER };
+	struct pl_stall_window w;
+
+	put_dirty(1000, 0, 2360000, 4720000, 0, 0);
+	TAP_EQ_STR(mech_of(&v, &w), "not_io", "in D in kernel_clone (vfork), no I/O wait: not_io");
+	put_ticks(2, 0, 10, 100, 0);
+	pl__stall_window(&hist, 7, 10, 100, &w);
+	TAP_EQ_U64(pl__stall_classify(&w, &v), PL_MECH_NOT_IO | PL_MECH_COMPACTION,
+		   "compaction elsewhere is listed, but the victim's own wait comes first");
+	TAP_EQ_STR(pl__stall_mechanism_name(PL_MECH_NOT_IO | PL_MECH_COMPACTION), "not_io",
+		   "and names the mechanism");
+	v.wchan_kinds |= 1u << PL_WCHAN_UNKNOWN;
+	TAP_OK(pl__stall_classify(&w, &v) & PL_MECH_NOT_IO, "an unreadable wchan besides: still");
+	v.blkio_ms = 5;
+	TAP_OK(!(pl__stall_classify(&w, &v) & PL_MECH_NOT_IO),
+	       "a block-I/O wait of its ended (a wchan read after a short wait): not not_io");
+	v.blkio_ms = 0;
+	v.wchan_kinds |= 1u << PL_WCHAN_LOCK;
+	TAP_OK(!(pl__stall_classify(&w, &v) & PL_MECH_NOT_IO),
+	       "also on a mutex an I/O may hold: not not_io");
+	v.wchan_kinds = 1u << PL_WCHAN_UNKNOWN;
+	TAP_OK(!(pl__stall_classify(&w, &v) & PL_MECH_NOT_IO), "no wchan known: not not_io");
+}
+
+static void test_wchan(void)
+{
+	struct pl_stall_victim v;
+
+	TAP_OK(pl__wchan_kind("balance_dirty_pages") == PL_WCHAN_THROTTLE &&
+		       pl__wchan_kind("folio_wait_bit_common") == PL_WCHAN_WRITEBACK &&
+		       pl__wchan_kind("folio_wait_writeback") == PL_WCHAN_WRITEBACK &&
+		       pl__wchan_kind("jbd2_log_wait_commit") == PL_WCHAN_JOURNAL &&
+		       pl__wchan_kind("submit_bio_wait") == PL_WCHAN_BLOCK &&
+		       pl__wchan_kind("rq_qos_wait") == PL_WCHAN_BLOCK &&
+		       pl__wchan_kind("__sync_dirty_buffer") == PL_WCHAN_BLOCK &&
+		       pl__wchan_kind("compact_zone") == PL_WCHAN_MEMORY &&
+		       pl__wchan_kind("rwsem_down_write_slowpath") == PL_WCHAN_LOCK,
+	       "the kernel's wait functions by kind");
+	TAP_OK(pl__wchan_kind("kernel_clone") == PL_WCHAN_OTHER &&
+		       pl__wchan_kind("0") == PL_WCHAN_UNKNOWN && pl__wchan_kind("") == PL_WCHAN_UNKNOWN,
+	       "vfork's is other; \"0\" and empty are unknown");
+	memset(&v, 0, sizeof(v));
+	pl__stall_update(&v, &cfg, 1, 1.0, 'D', 0, false);
+	pl__stall_victim_wchan(&v, "hrtimer_nanosleep\n");
+	TAP_EQ_STR(v.wchan, "hrtimer_nanosleep", "the name without its newline");
+	pl__stall_victim_wchan(&v, "folio_wait_bit_common");
+	pl__stall_victim_wchan(&v, "do_wait");
+	TAP_EQ_STR(v.wchan, "folio_wait_bit_common", "an I/O wait's name is kept over others'");
+	TAP_EQ_U64(v.wchan_kinds, (1u << PL_WCHAN_OTHER) | (1u << PL_WCHAN_WRITEBACK),
+		   "every kind seen");
+	pl__stall_victim_wchan(&v, "a_function_name_longer_than_the_forty_seven_bytes_kept");
+	TAP_EQ_U64(strlen(v.wchan), strlen("folio_wait_bit_common"), "a long name is cut, not run over");
+	pl__stall_update(&v, &cfg, 2, 1.1, 'S', 0, false);
+	pl__stall_victim_rearm(&v, PL_STALL_NONE, 2, 1.1);
+	pl__stall_update(&v, &cfg, 3, 1.2, 'D', 0, false);
+	TAP_OK(v.wchan_kinds == 0 && !v.wchan[0], "a new episode starts with none");
+}
+
+/* How far back a writeback stall's bully is looked for. */
+static void test_dirty_window(void)
+{
+	struct pl_stall_window w;
+	struct pl_writes a, b;
+	uint64_t totals[PL_WRITES_SPANS] = { 0 }, wb, wc;
+
+	memset(&w, 0, sizeof(w));
+	TAP_OK(pl__stall_dirty_window_ms(&w, -1, -1) == 35000,
+	       "the kernel's defaults: 30 s to expire, 5 s between flusher runs");
+	w.have_written = true;
+	w.written_kb = 1000000;
+	w.span_ms = 1000;
+	w.nr_dirty_writeback_kb_max = 2000000;
+	TAP_OK(pl__stall_dirty_window_ms(&w, 1000, 100) == 13000,
+	       "10 s + 1 s + 2 GB at 1 GB/s");
+
+	/* a: dd, 100 MB a tick for 20 ticks from tick 10, then gone; b: 1 MB a
+	 * tick from tick 300 to 400 */
+	pl__writes_reset(&a, 10);
+	for (uint64_t t = 10; t < 30; t++)
+		pl__writes_put(&a, t, 100 << 20, 100 << 20);
+	pl__writes_reset(&b, 300);
+	for (uint64_t t = 300; t <= 400; t++)
+		pl__writes_put(&b, t, 1 << 20, 1 << 20);
+	pl__writes_sum(&a, 400 - PL_STALL_RING + 1, 400, &wb, &wc);
+	TAP_EQ_U64(wb, 0, "a stall at tick 400 sees none of dd's writes in the tick ring");
+	pl__writes_sum_long(&a, 400 - 390, 400, &wb, &wc);
+	TAP_EQ_U64(wb, 2000ull << 20, "the spans do: 2000 MB in 39 s");
+	pl__writes_sum_long(&a, 32, 400, &wb, &wc);
+	TAP_EQ_U64(wb, 0, "none after its last span");
+	pl__writes_sum_long(&b, 390, 400, &wb, &wc);
+	TAP_EQ_U64(wb, 11u << 20, "a window the tick ring holds: per tick");
+	pl__writes_add_spans(&a, 400, totals);
+	pl__writes_add_spans(&b, 400, totals);
+	TAP_EQ_U64(pl__writes_reach(totals, 400, 50u << 20), 336,
+		   "50 MB pending: b's 1 MB a tick reach it in the span from tick 336");
+	TAP_EQ_U64(pl__writes_reach(totals, 400, 1000u << 20), 16,
+		   "1 GB pending: back to dd's last span");
+	TAP_EQ_U64(pl__writes_reach(totals, 400, 100000ull << 20), 0,
+		   "more than anyone wrote: as far back as the spans go");
+	pl__writes_put(&b, 400 + 16 * PL_WRITES_SPANS, 0, 0);
+	pl__writes_sum_long(&b, 300, 400 + 16 * PL_WRITES_SPANS, &wb, &wc);
+	TAP_EQ_U64(wb, 0, "spans older than the ring of spans are forgotten");
+}
+
+/* An exited writer is kept with its name while its spans hold writes. */
+static void test_gone_long(void)
+{
+	struct pl_writes_gone g;
+	struct pl_writes dd, small;
+
+	memset(&g, 0, sizeof(g));
+	pl__writes_reset(&dd, 10);
+	pl__writes_put(&dd, 10, (int64_t)3000 << 20, 0);
+	pl__writes_gone_add(&g, 7, "dd", &dd, 10 + 200);
+	TAP_OK(g.e[0].used && strcmp(g.e[0].comm, "dd") == 0,
+	       "dd, gone 20 s after its last write (older than the tick ring), is kept");
+	for (int i = 0; i < PL_WRITES_GONE; i++) {
+		pl__writes_reset(&small, 300);
+		pl__writes_put(&small, 300, 1 << 20, 0);
+		pl__writes_gone_add(&g, 100 + i, "find", &small, 300);
+	}
+	TAP_OK(g.e[0].used && g.e[0].pid == 7, "eight small writers since do not push it out");
 }
 
 static void test_bully_and_ring(void)
@@ -255,6 +479,28 @@ static void test_event_json(void)
 	       "the stall window in ns on the device's clock (docs/wire.md)");
 	TAP_OK(line && strstr(line, "\"psi\":{\"io\":null,\"memory\":null}"),
 	       "absent PSI is null");
+	TAP_OK(line && strstr(line, "\"wait\":{\"wchan\":null,\"wchan_kinds\":[]}"),
+	       "no wchan read: null");
+	TAP_OK(line && strstr(line, "\"dirty_thresh_source\":null,") &&
+		       strstr(line, "\"written_kB\":null,\"written_MB_per_s\":null"),
+	       "unknown thresholds and writeback: null");
+	pl__json_free(&j);
+	e.wchan = "kernel_clone";
+	e.wait.wchan_kinds = 1u << PL_WCHAN_OTHER;
+	e.mechs = PL_MECH_NOT_IO | PL_MECH_COMPACTION;
+	e.win.dirty_bg_thresh_kb = 100;
+	e.win.have_written = true;
+	e.win.written_kb = 2048;
+	e.win.span_ms = 500;
+	pl__json_init(&j);
+	line = pl__stall_event_json(&j, &e);
+	TAP_OK(line && strstr(line, "\"mechanism\":\"not_io\",\"mechanisms\":[\"not_io\","
+				    "\"compaction\"],\"wait\":{\"wchan\":\"kernel_clone\","
+				    "\"wchan_kinds\":[\"other\"]}"),
+	       "the victim's wait, and its mechanism first");
+	TAP_OK(line && strstr(line, "\"dirty_thresh_source\":\"vmstat\",") &&
+		       strstr(line, "\"written_kB\":2048,\"written_MB_per_s\":4.0"),
+	       "the writeback evidence");
 	pl__json_free(&j);
 }
 
@@ -265,6 +511,11 @@ int main(void)
 	test_dstate_waits();
 	test_ongoing();
 	test_mechanisms();
+	test_writeback_rules();
+	test_not_io();
+	test_wchan();
+	test_dirty_window();
+	test_gone_long();
 	test_bully_and_ring();
 	test_fellow_victim();
 	test_event_json();
