@@ -2,6 +2,8 @@
  * README): the tracer must name the victim, the bully and the mechanism of
  * a real stall recorded on a real kernel. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -23,19 +25,20 @@ static const struct expect cases[] = {
 	{ "reclaim-derived", 18, "direct_reclaim" },
 };
 
-static void replay(const struct expect *e, const char *tmp)
+/* Open the fixture dir as a replay at hz, watching "victim" on vda, its
+ * events file at ev. */
+static int open_replay(struct pl_tracer **t, const char *dir, double hz, const char *tmp,
+		       char *ev, size_t ev_cap)
 {
 	struct pl_tracer_config cfg;
-	struct pl_tracer *t = NULL;
-	struct pl_tracer_stats st;
-	char root[512], out[512], ev[512], what[128];
-	const char *events, *stall;
-	int rc, ticks = 0;
+	char root[512], out[512];
+	int rc;
 
-	snprintf(root, sizeof(root), "%s/replay/%s", PL_FIXTURES, e->dir);
-	snprintf(out, sizeof(out), "%s/%s.csv", tmp, e->dir);
-	snprintf(ev, sizeof(ev), "%s/%s.events.jsonl", tmp, e->dir);
+	snprintf(root, sizeof(root), "%s/replay/%s", PL_FIXTURES, dir);
+	snprintf(out, sizeof(out), "%s/%s.csv", tmp, dir);
+	snprintf(ev, ev_cap, "%s/%s.events.jsonl", tmp, dir);
 	pl__tracer_config_init(&cfg);
+	cfg.hz = hz;
 	free(cfg.proc_root);
 	cfg.proc_root = strdup(root);
 	free(cfg.out_path);
@@ -44,8 +47,20 @@ static void replay(const struct expect *e, const char *tmp)
 	cfg.disks = strdup("vda");
 	free(cfg.names);
 	cfg.names = strdup("victim");
-	rc = pl__tracer_open(&t, &cfg);
+	rc = pl__tracer_open(t, &cfg);
 	pl__tracer_config_free(&cfg);
+	return rc;
+}
+
+static void replay(const struct expect *e, const char *tmp)
+{
+	struct pl_tracer *t = NULL;
+	struct pl_tracer_stats st;
+	char ev[512], what[128];
+	const char *events, *stall;
+	int rc, ticks = 0;
+
+	rc = open_replay(&t, e->dir, 10, tmp, ev, sizeof(ev));
 	snprintf(what, sizeof(what), "%s: opens as a replay", e->dir);
 	TAP_OK(rc == 0 && pl__tracer_replaying(t), "%s", what);
 	if (rc < 0)
@@ -87,6 +102,118 @@ static void replay(const struct expect *e, const char *tmp)
 	       "%s: the longest single wait 101 ms, 800 ms of D in all", e->dir);
 }
 
+/* The recordings of issue 14: several stall events each, the answers the
+ * rules of stall_detect.c give on them (README.md says what was recorded
+ * and why each answer is the right one). Every needle must be in the
+ * event's line. */
+#define NEEDLES 7
+struct event_expect {
+	const char *why;
+	const char *needle[NEEDLES];
+};
+
+struct recording {
+	const char *dir;
+	double hz;
+	int ticks;
+	size_t nevents;
+	const struct event_expect *ev;
+};
+
+static const struct event_expect storm_events[] = {
+	{ "dd dirtying under the background threshold, the flusher writing 276 MB in the "
+	  "window, the disk busy 42% of it: writeback, not unknown",
+	  { "\"victim\":{\"pid\":10253,", "\"mechanism\":\"dirty_writeback\"",
+	    "\"bully\":[{\"pid\":10296,\"comm\":\"dd\",", "\"exited\":false",
+	    "\"dirty_thresh_source\":\"vmstat\",\"nr_dirty_kB_max\":2273308,",
+	    "\"over_bg_thresh_ticks\":0,\"over_freerun_ticks\":0,\"written_kB\":276240,",
+	    "\"blkio_ms\":140,\"dstate_ms\":200,\"dstate_longest_ms\":0,\"dstate_sum_ms\":200," } },
+	{ "just after dd exited, its pages still going out: dd is the bully, exited",
+	  { "\"mechanism\":\"dirty_writeback\"",
+	    "\"bully\":[{\"pid\":10296,\"comm\":\"dd\",\"d_wbytes_kB\":2801744.0,"
+	    "\"d_wchar_kB\":2800640.0,\"exited\":true}]",
+	    "\"wait\":{\"wchan\":\"folio_wait_bit\",\"wchan_kinds\":[\"writeback\",\"block\"]}",
+	    "\"written_kB\":203104,", "\"dstate_longest_ms\":0,\"dstate_sum_ms\":201,", NULL } },
+	{ "writeback had stopped (2 MB written): no rule claims it",
+	  { "\"mechanism\":\"unknown\"", "\"written_kB\":1952,", NULL } },
+};
+
+static const struct event_expect expire_events[] = {
+	{ "dd dirtying, nothing written back yet: no rule claims it",
+	  { "\"mechanism\":\"unknown\"", "\"written_kB\":700,", NULL } },
+	{ "dd dirtying, the flusher at the background threshold (57 MB written)",
+	  { "\"mechanism\":\"dirty_writeback\"", "\"bully\":[{\"pid\":18848,\"comm\":\"dd\",",
+	    "\"over_bg_thresh_ticks\":0,", "\"written_kB\":57932,", NULL } },
+	{ "730 MB written back in 3 s, the disk busy 16% of it, dirty under the threshold",
+	  { "\"mechanism\":\"dirty_writeback\"", "\"disk_busy_ms\":472,",
+	    "\"nr_dirty_kB_max\":2355228,", "\"over_bg_thresh_ticks\":0,",
+	    "\"written_kB\":730280,", "\"blkio_ms\":350,", NULL } },
+	{ "36 s after dd exited its pages expire and go out: dd, exited, is the bully, "
+	  "not smallw, which wrote 5 MB in the last seconds",
+	  { "\"mechanism\":\"dirty_writeback\"", "\"bully_window_ms\":45500,\"bully_by_dirty_pages\":true,",
+	    "\"bully\":[{\"pid\":18848,\"comm\":\"dd\",\"d_wbytes_kB\":2516008.0,",
+	    "\"exited\":true},{\"pid\":27038,\"comm\":\"smallw\",",
+	    "\"blkio_ms\":1160,\"dstate_ms\":500,\"dstate_longest_ms\":0,\"dstate_sum_ms\":500,",
+	    "\"wchan\":\"submit_bio_wait\"", NULL } },
+};
+
+#define VFORK_WAIT                                                                          \
+	{ "a parent in D for its vfork child's 500 ms sleep: seen, and not an I/O stall",  \
+	  { "\"victim\":{\"pid\":1516,",                                                     \
+	    "\"blkio_ms\":0,\"dstate_ms\":400,\"dstate_longest_ms\":400,\"dstate_sum_ms\":400,", \
+	    "\"bully\":[]", "\"mechanism\":\"not_io\",\"mechanisms\":[\"not_io\"]",             \
+	    "\"wait\":{\"wchan\":\"kernel_clone\",\"wchan_kinds\":[\"other\"]}", NULL } }
+static const struct event_expect vfork_events[] = { VFORK_WAIT, VFORK_WAIT };
+
+static const struct recording recordings[] = {
+	{ "writeback-storm", 10, 96, 3, storm_events },
+	{ "writeback-expire-2hz", 2, 92, 4, expire_events },
+	{ "vfork-wait", 10, 27, 2, vfork_events },
+};
+
+/* The n-th stall line of events (0 first), copied to buf; NULL if none. */
+static const char *nth_stall(const char *events, size_t n, char *buf, size_t cap)
+{
+	const char *p = events, *end;
+
+	for (size_t i = 0; (p = strstr(p, "\"type\":\"stall\"")) != NULL; i++, p++) {
+		if (i < n)
+			continue;
+		end = strchr(p, '\n');
+		snprintf(buf, cap, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+		return buf;
+	}
+	return NULL;
+}
+
+static void replay_recording(const struct recording *r, const char *tmp)
+{
+	struct pl_tracer *t = NULL;
+	struct pl_tracer_stats st;
+	char ev[512], line[8192];
+	const char *events;
+	int rc, ticks = 0;
+
+	rc = open_replay(&t, r->dir, r->hz, tmp, ev, sizeof(ev));
+	TAP_OK(rc == 0, "%s: opens as a replay", r->dir);
+	if (rc < 0)
+		return;
+	while ((rc = pl__tracer_tick(t)) == 0)
+		ticks++;
+	TAP_OK(rc == -ENODATA && ticks == r->ticks, "%s: one tick per snapshot (%d)", r->dir, ticks);
+	pl__tracer_get_stats(t, &st);
+	pl__tracer_close(t);
+	TAP_EQ_U64(st.stall_events, r->nevents, r->dir);
+	events = tree_slurp(ev);
+	for (size_t i = 0; i < r->nevents; i++) {
+		const char *e = nth_stall(events, i, line, sizeof(line));
+
+		for (size_t k = 0; k < NEEDLES && r->ev[i].needle[k]; k++)
+			TAP_OK(e && strstr(e, r->ev[i].needle[k]), "%s event %zu (%s): %s", r->dir, i,
+			       r->ev[i].why, r->ev[i].needle[k]);
+	}
+}
+
 int main(void)
 {
 	char tmp[] = "/tmp/pl-test-replay.XXXXXX";
@@ -96,6 +223,8 @@ int main(void)
 	pl__log_init("test_tracer_replay", true, 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		replay(&cases[i], tmp);
+	for (size_t i = 0; i < sizeof(recordings) / sizeof(recordings[0]); i++)
+		replay_recording(&recordings[i], tmp);
 	tree_rm(tmp);
 	return tap_done();
 }
