@@ -31,15 +31,6 @@
  * Mechanism, from the system counters over the window and the victim's own
  * wait (every rule that matches is listed; the first in this order is
  * "mechanism"):
- *   not_io           the victim's D samples slept in functions outside I/O,
- *                    memory and locks (its /proc/PID/wchan: kernel_clone
- *                    for a vfork parent, a pipe, a child's exit), and no
- *                    block-I/O wait of its ended in the episode: it was not
- *                    stalled by I/O, whatever the counters say. The wchan is
- *                    read after the stat, so a short wait may be over by
- *                    then (it names the next sleep, hrtimer_nanosleep): the
- *                    delay total, which grows when a block-I/O wait ends,
- *                    rules that out.
  *   compaction       compact_stall rose: an allocation waited for direct
  *                    compaction.
  *   direct_reclaim   allocstall* rose: an allocation reclaimed memory itself.
@@ -68,6 +59,20 @@
  *                    and the disks were busy at least 80% of the window: the
  *                    queue itself is the bottleneck (for example direct
  *                    I/O, which never shows up as dirty pages).
+ *   not_io           the victim's D samples slept in functions outside I/O,
+ *                    memory and locks (its /proc/PID/wchan: kernel_clone
+ *                    for a vfork parent, a pipe, a child's exit), and no
+ *                    block-I/O wait of its ended in the episode: it was not
+ *                    stalled by I/O. Named only when none of the rules
+ *                    above matched: a wait for a lock shows as the lock's
+ *                    caller (the slow paths are scheduler functions, which
+ *                    wchan skips: vm_mmap_pgoff for the mmap lock), and the
+ *                    lock may be held across another task's I/O or
+ *                    compaction. The wchan is
+ *                    read after the stat, so a short wait may be over by
+ *                    then (it names the next sleep, hrtimer_nanosleep): the
+ *                    delay total, which grows when a block-I/O wait ends,
+ *                    rules that out.
  *   unknown          nothing above matched.
  * Bully: the processes other than the victim with the most write_bytes
  * (bytes sent to the block layer on their behalf, counted when a page is
@@ -407,17 +412,19 @@ double pl__stall_dirty_window_ms(const struct pl_stall_window *w, long expire_cs
 	return ms;
 }
 
-/* In the order the first one is "mechanism": the victim's own wait first,
- * then the rules on the system counters. */
+/* In the order the first one is "mechanism": the rules on the system
+ * counters, then the victim's own wait, which is named only when none of
+ * them matched (a wait on a lock shows as the lock's caller, which may be
+ * held across another task's I/O or compaction). */
 static const struct {
 	unsigned bit;
 	const char *name;
 } mech_order[] = {
-	{ PL_MECH_NOT_IO, "not_io" },
 	{ PL_MECH_COMPACTION, "compaction" },
 	{ PL_MECH_DIRECT_RECLAIM, "direct_reclaim" },
 	{ PL_MECH_DIRTY_WRITEBACK, "dirty_writeback" },
 	{ PL_MECH_DISK_SATURATION, "disk_saturation" },
+	{ PL_MECH_NOT_IO, "not_io" },
 };
 #define N_MECHS (sizeof(mech_order) / sizeof(mech_order[0]))
 

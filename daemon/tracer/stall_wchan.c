@@ -57,6 +57,14 @@ static const struct {
 	{ "rt_mutex", PL_WCHAN_LOCK },
 	{ "percpu_rwsem", PL_WCHAN_LOCK },
 	{ "__percpu_down", PL_WCHAN_LOCK },
+	/* the rwsem and mutex slow paths are scheduler functions, which wchan
+	 * skips: a wait for the mmap lock shows as its caller */
+	{ "vm_mmap_pgoff", PL_WCHAN_LOCK },
+	{ "__vm_munmap", PL_WCHAN_LOCK },
+	{ "vm_munmap", PL_WCHAN_LOCK },
+	{ "do_madvise", PL_WCHAN_LOCK },
+	{ "do_mprotect_pkey", PL_WCHAN_LOCK },
+	{ "lock_mm_and_find_vma", PL_WCHAN_LOCK },
 };
 
 enum pl_wchan_kind pl__wchan_kind(const char *wchan)

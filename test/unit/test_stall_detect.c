@@ -278,9 +278,9 @@ static void test_not_io(void)
 	put_ticks(2, 0, 10, 100, 0);
 	pl__stall_window(&hist, 7, 10, 100, &w);
 	TAP_EQ_U64(pl__stall_classify(&w, &v), PL_MECH_NOT_IO | PL_MECH_COMPACTION,
-		   "compaction elsewhere is listed, but the victim's own wait comes first");
-	TAP_EQ_STR(pl__stall_mechanism_name(PL_MECH_NOT_IO | PL_MECH_COMPACTION), "not_io",
-		   "and names the mechanism");
+		   "with compact_stall rising, both are listed");
+	TAP_EQ_STR(pl__stall_mechanism_name(PL_MECH_NOT_IO | PL_MECH_COMPACTION), "compaction",
+		   "and the counters' rule names the mechanism (the wait may be a lock's)");
 	v.wchan_kinds |= 1u << PL_WCHAN_UNKNOWN;
 	TAP_OK(pl__stall_classify(&w, &v) & PL_MECH_NOT_IO, "an unreadable wchan besides: still");
 	v.blkio_ms = 5;
@@ -308,6 +308,8 @@ static void test_wchan(void)
 		       pl__wchan_kind("compact_zone") == PL_WCHAN_MEMORY &&
 		       pl__wchan_kind("rwsem_down_write_slowpath") == PL_WCHAN_LOCK,
 	       "the kernel's wait functions by kind");
+	TAP_OK(pl__wchan_kind("vm_mmap_pgoff") == PL_WCHAN_LOCK,
+	       "a wait for the mmap lock, shown as its caller, is a lock's");
 	TAP_OK(pl__wchan_kind("kernel_clone") == PL_WCHAN_OTHER &&
 		       pl__wchan_kind("0") == PL_WCHAN_UNKNOWN && pl__wchan_kind("") == PL_WCHAN_UNKNOWN,
 	       "vfork's is other; \"0\" and empty are unknown");
@@ -494,10 +496,10 @@ static void test_event_json(void)
 	e.win.span_ms = 500;
 	pl__json_init(&j);
 	line = pl__stall_event_json(&j, &e);
-	TAP_OK(line && strstr(line, "\"mechanism\":\"not_io\",\"mechanisms\":[\"not_io\","
-				    "\"compaction\"],\"wait\":{\"wchan\":\"kernel_clone\","
+	TAP_OK(line && strstr(line, "\"mechanism\":\"compaction\",\"mechanisms\":[\"compaction\","
+				    "\"not_io\"],\"wait\":{\"wchan\":\"kernel_clone\","
 				    "\"wchan_kinds\":[\"other\"]}"),
-	       "the victim's wait, and its mechanism first");
+	       "the victim's wait, and the mechanisms in rule order");
 	TAP_OK(line && strstr(line, "\"dirty_thresh_source\":\"vmstat\",") &&
 		       strstr(line, "\"written_kB\":2048,\"written_MB_per_s\":4.0"),
 	       "the writeback evidence");
