@@ -165,7 +165,18 @@ static const struct event_expect expire_events[] = {
 	    "\"wait\":{\"wchan\":\"kernel_clone\",\"wchan_kinds\":[\"other\"]}", NULL } }
 static const struct event_expect vfork_events[] = { VFORK_WAIT, VFORK_WAIT };
 
+static const struct event_expect compaction_events[] = {
+	{ "a thread populating THP memory compacts under the mmap lock; the main thread waits "
+	  "for it in D: compaction, no bully",
+	  { "\"victim\":{\"pid\":369,",
+	    "\"blkio_ms\":0,\"dstate_ms\":1602,\"dstate_longest_ms\":1602,\"dstate_sum_ms\":1602,",
+	    "\"bully\":[]", "\"mechanism\":\"compaction\",\"mechanisms\":[\"compaction\",\"direct_reclaim\"]",
+	    "\"wait\":{\"wchan\":\"vm_mmap_pgoff\",\"wchan_kinds\":[\"lock\"]}",
+	    "\"counters\":{\"compact_stall\":20,\"allocstall\":4,", NULL } },
+};
+
 static const struct recording recordings[] = {
+	{ "compaction-vm", 10, 46, 1, compaction_events },
 	{ "writeback-storm", 10, 96, 3, storm_events },
 	{ "writeback-expire-2hz", 2, 92, 4, expire_events },
 	{ "vfork-wait", 10, 27, 2, vfork_events },
