@@ -79,6 +79,18 @@ static void test_vmstat(void)
 			      "nr_dirtied 12a\n", &c, &a, &m, &d, &w, &dd);
 	TAP_OK(a == 0 && c == 0, "malformed values are skipped, not guessed");
 	TAP_EQ_U64(dd, UINT64_MAX, "a malformed nr_dirtied reads as unknown");
+	{
+		struct pl_vmstat v;
+
+		pl__tsys_parse_vmstat_all(txt, &v);
+		TAP_OK(v.nr_written == 55408 && v.dirty_thresh == 1221121 &&
+			       v.dirty_bg_thresh == 609815,
+		       "6.18: nr_written and the kernel's two dirty thresholds");
+		pl__tsys_parse_vmstat_all("nr_written 1\nnr_dirty_threshold 9 9\n", &v);
+		TAP_OK(v.nr_written == 1 && v.dirty_thresh == UINT64_MAX &&
+			       v.dirty_bg_thresh == UINT64_MAX,
+		       "a malformed or absent threshold reads as unknown");
+	}
 }
 
 /* The settings the tests use: the tree, the CSV, disk vda, two names. */
@@ -341,6 +353,18 @@ static void test_baseline_prune(void)
 	       (unsigned long long)tp.csv_bases);
 }
 
+/* One tick with controlsd (pid 100) in state with these counters, the
+ * tracer opened at the first; false when it failed. */
+static bool tick_controlsd(const char *root, const char *out, struct pl_tracer **t, char state,
+			   unsigned long long blkio, unsigned long long wbytes_kb)
+{
+	tree_stat(root, 100, "controlsd", state, 1, 5, blkio);
+	tree_io(root, 100, wbytes_kb << 10, wbytes_kb << 10);
+	if (!*t && !(*t = open_tree(root, out, false)))
+		return false;
+	return pl__tracer_tick(*t) == 0;
+}
+
 /* The victim writes 10 MB and waits 200 ms on block I/O; beside it an
  * unwatched fsync loop, in D all along, wrote 2 MB: it waited on the same
  * thing and is another victim, not the bully. */
@@ -363,13 +387,10 @@ static void test_blocked_is_no_bully(void)
 	snprintf(ev, sizeof(ev), "%s/fellow.events.jsonl", base);
 	t = NULL;
 	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
-		tree_stat(root, 100, "controlsd", ticks[i].state, 1, 5, ticks[i].blkio);
-		tree_io(root, 100, ticks[i].wbytes_kb << 10, ticks[i].wbytes_kb << 10);
 		tree_stat(root, 789, "fsync-loop", 'D', 1, 5, ticks[i].loop_blkio);
 		tree_io(root, 789, ticks[i].loop_wbytes_kb << 10, ticks[i].loop_wbytes_kb << 10);
-		if (!t && !(t = open_tree(root, out, false)))
-			break;
-		if (pl__tracer_tick(t) != 0)
+		if (!tick_controlsd(root, out, &t, ticks[i].state, ticks[i].blkio,
+				    ticks[i].wbytes_kb))
 			break;
 	}
 	TAP_OK(t != NULL, "tracer opens and ticks");
@@ -382,6 +403,39 @@ static void test_blocked_is_no_bully(void)
 	TAP_OK(stall && strstr(stall, "\"bully\":[]"),
 	       "the fsync loop blocked beside it is not its bully (%.*s)", first_line_len(bully),
 	       bully);
+}
+
+/* A D episode whose wchan is a name too long to keep and whose vmstat has
+ * a malformed threshold: the event still comes, the name cut, the
+ * thresholds estimated from the sysctls. */
+static void test_wchan_and_thresholds(void)
+{
+	static const char *const states = "DDDS";
+	char root[300], out[300], ev[320];
+	struct pl_tracer *t = NULL;
+	const char *stall;
+
+	case_paths("wchan", root, out, sizeof(root));
+	snprintf(ev, sizeof(ev), "%s/wchan.events.jsonl", base);
+	tree_put(root, "vmstat", "nr_dirty 10\nnr_writeback 0\nnr_written 5\n"
+		 "nr_dirty_threshold 12x\nnr_dirty_background_threshold 6\n");
+	tree_put(root, "sys/vm/dirty_ratio", "20\n");
+	tree_put(root, "sys/vm/dirty_background_ratio", "10\n");
+	tree_put(root, "100/wchan", "%s", "folio_wait_bit_common_and_then_some_more_of_a_name_"
+					 "that_no_kernel_has_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	for (size_t i = 0; states[i]; i++) {
+		if (!tick_controlsd(root, out, &t, states[i], i >= 2 ? 30 : 0, 0))
+			break;
+	}
+	TAP_OK(t != NULL, "tracer opens and ticks");
+	pl__tracer_close(t);
+	stall = strstr(tree_slurp(ev), "\"type\":\"stall\"");
+	TAP_OK(stall && strstr(stall, "\"wait\":{\"wchan\":\"folio_wait_bit_common_and_then_some_"
+				      "more_of_a_n\",\"wchan_kinds\":[\"writeback\"]}"),
+	       "a long wchan is cut to 47 bytes, its kind from its start");
+	TAP_OK(stall && strstr(stall, "\"dirty_bg_thresh_kB\":70000,\"dirty_thresh_kB\":140000,"
+				      "\"dirty_thresh_source\":\"sysctl\""),
+	       "a malformed vmstat threshold: the sysctls' estimate, said so");
 }
 
 static void test_exit_mid_read(void)
@@ -764,6 +818,7 @@ int main(void)
 	test_unwatched_baseline();
 	test_baseline_prune();
 	test_blocked_is_no_bully();
+	test_wchan_and_thresholds();
 	test_exit_mid_read();
 	test_unreadable_io();
 	test_delayacct_and_psi();
