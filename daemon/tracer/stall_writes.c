@@ -31,7 +31,10 @@ static void put_span(struct pl_writes *w, uint64_t tick, uint32_t wbytes, uint32
 	uint64_t span = tick / PL_WRITES_SPAN_TICKS, last = w->last_tick / PL_WRITES_SPAN_TICKS;
 	size_t i = span % PL_WRITES_SPANS;
 
-	for (uint64_t s = last + 1; s <= span && s + PL_WRITES_SPANS > span; s++) {
+	/* a gap longer than the ring empties all of it */
+	if (span >= last + PL_WRITES_SPANS)
+		last = span - PL_WRITES_SPANS;
+	for (uint64_t s = last + 1; s <= span; s++) {
 		w->span_wbytes[s % PL_WRITES_SPANS] = 0;
 		w->span_wchar[s % PL_WRITES_SPANS] = 0;
 	}
@@ -43,8 +46,12 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 {
 	size_t i = tick % PL_STALL_RING;
 
-	/* Ticks skipped since the last put wrote nothing. */
-	for (uint64_t t = w->last_tick + 1; t < tick && t + PL_STALL_RING > tick; t++) {
+	uint64_t t0 = tick >= w->last_tick + PL_STALL_RING ? tick - PL_STALL_RING + 1
+							   : w->last_tick + 1;
+
+	/* Ticks skipped since the last put wrote nothing (all the ring's, for
+	 * a gap longer than it). */
+	for (uint64_t t = t0; t < tick; t++) {
 		w->wbytes[t % PL_STALL_RING] = 0;
 		w->wchar[t % PL_STALL_RING] = 0;
 	}

@@ -362,7 +362,7 @@ static void read_sysctls(struct pl_tsys *s, int rootfd)
 static void kernel_thresholds(const struct pl_tsys *s, const struct pl_vmstat *v,
 			      struct pl_tsys_sample *out)
 {
-	uint64_t kb = (uint64_t)s->page_bytes / 1024;
+	uint64_t kb = s->page_bytes >= 1024 ? (uint64_t)s->page_bytes / 1024 : 1;
 
 	out->nr_dirty_kb = v->nr_dirty * kb;
 	out->nr_writeback_kb = v->nr_writeback * kb;
@@ -433,7 +433,7 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	if (vm.nr_written != UINT64_MAX && s->prev_nr_written != UINT64_MAX &&
 	    vm.nr_written >= s->prev_nr_written)
 		out->written_kb = (int64_t)((vm.nr_written - s->prev_nr_written) *
-					    ((uint64_t)s->page_bytes / 1024));
+					    (uint64_t)s->page_bytes / 1024);
 	s->prev_nr_written = vm.nr_written;
 	if (s->have_prev) {
 		out->d_compact = (int64_t)(vm.compact - s->prev_compact);

@@ -423,6 +423,13 @@ static void test_bully_and_ring(void)
 	pl__writes_put(&w, 5 + PL_STALL_RING + 3, 7, 0);
 	pl__writes_sum(&w, 0, 1000, &wb, &wc);
 	TAP_EQ_U64(wb, 7, "ticks older than the ring are forgotten");
+	for (uint64_t t = 100; t < 100 + PL_STALL_RING; t++)
+		pl__writes_put(&w, t, 1000, 0);
+	pl__writes_put(&w, 1000, 5, 0); /* not read for 800 ticks */
+	pl__writes_sum(&w, 0, 1000, &wb, &wc);
+	TAP_EQ_U64(wb, 5, "after a gap longer than the ring, none of its old ticks count");
+	pl__writes_sum_long(&w, 1000 - 400, 1000, &wb, &wc);
+	TAP_EQ_U64(wb, 5, "nor of its old spans, after a gap longer than they");
 }
 
 /* Who is another victim rather than a bully, and the blocked ticks kept in
