@@ -68,11 +68,10 @@
  *                    caller (the slow paths are scheduler functions, which
  *                    wchan skips: vm_mmap_pgoff for the mmap lock), and the
  *                    lock may be held across another task's I/O or
- *                    compaction. The wchan is
- *                    read after the stat, so a short wait may be over by
- *                    then (it names the next sleep, hrtimer_nanosleep): the
- *                    delay total, which grows when a block-I/O wait ends,
- *                    rules that out.
+ *                    compaction. The wchan is read after the stat, so a
+ *                    short wait may be over by then (it names the next
+ *                    sleep, hrtimer_nanosleep): the delay total, which
+ *                    grows when a block-I/O wait ends, rules that out.
  *   unknown          nothing above matched.
  * Bully: the processes other than the victim with the most write_bytes
  * (bytes sent to the block layer on their behalf, counted when a page is
@@ -90,14 +89,13 @@
  * is the bully of the stall their writeback causes, not the process that
  * wrote 2 MB in the last 5 s. A process that exits is kept with its name
  * and history (PL_WRITES_GONE of them, those that wrote most) while its
- * spans hold writes.
- * A process that was itself blocked in
- * the stall window (sampled in D, or a block-I/O wait of its ended) waited
- * on the same mechanism the window's counters point to, and if it wrote no
- * more than the victim it is another victim, not a bully: when dd is the
- * victim of its own fdatasync, the fsync loop stuck behind it is not named.
- * A blocked process that wrote more stays a candidate: dd in its own
- * fdatasync is still the bully of the fsync loop.
+ * spans hold writes. A process that was itself blocked in the stall window
+ * (sampled in D, or a block-I/O wait of its ended) waited on the same
+ * mechanism the window's counters point to, and if it wrote no more than
+ * the victim it is another victim, not a bully: when dd is the victim of its
+ * own fdatasync, the fsync loop stuck behind it is not named. A blocked
+ * process that wrote more stays a candidate: dd in its own fdatasync is
+ * still the bully of the fsync loop.
  */
 #include "stall_detect.h"
 
