@@ -19,17 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live_run.h"
 #include "tap.h"
 
 static char dir[] = "/var/tmp/pl-live-tracer.XXXXXX";
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 static const char *slurp(const char *path)
 {
@@ -41,17 +34,6 @@ static const char *slurp(const char *path)
 	if (fd >= 0)
 		close(fd);
 	return buf;
-}
-
-static void put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd >= 0) {
-		if (write(fd, s, strlen(s)) < 0)
-			perror(path);
-		close(fd);
-	}
 }
 
 static pid_t victim(void)
@@ -69,7 +51,7 @@ static pid_t victim(void)
 		for (int i = 0; i < 3000 && fd >= 0; i++) {
 			if (write(fd, buf, sizeof(buf)) < 0 || fdatasync(fd) < 0)
 				break;
-			sleep_ms(20);
+			live_sleep_ms(20);
 		}
 		_exit(0);
 	}
@@ -100,43 +82,6 @@ static pid_t bully(void)
 	return p;
 }
 
-/* Every whole disk in /proc/diskstats that has done I/O. */
-static void disks(char *out, size_t cap)
-{
-	const char *s = slurp("/proc/diskstats");
-	size_t o = 0;
-
-	out[0] = '\0';
-	while (*s) {
-		char name[64];
-		unsigned long long reads;
-
-		if (sscanf(s, "%*u %*u %63s %llu", name, &reads) == 2 && reads > 0 &&
-		    strncmp(name, "loop", 4) != 0 && strncmp(name, "ram", 3) != 0 &&
-		    o + strlen(name) + 2 < cap)
-			o += (size_t)snprintf(out + o, cap - o, "%s%s", o ? "," : "", name);
-		s = strchr(s, '\n');
-		if (!s)
-			break;
-		s++;
-	}
-}
-
-static pid_t spawn(char *const argv[], const char *err_path)
-{
-	pid_t p = fork();
-
-	if (p == 0) {
-		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return p;
-}
-
 static void python_header(const char *perflink_csv, const char *source_root)
 {
 	char script[600], out[200], err[200];
@@ -154,10 +99,10 @@ static void python_header(const char *perflink_csv, const char *source_root)
 	{
 		char *argv[] = { "python3", script, "--out", out, NULL };
 
-		p = spawn(argv, err);
+		p = live_spawn(argv, err);
 	}
 	for (int i = 0; i < 50 && !strchr(slurp(out), '\n'); i++)
-		sleep_ms(100);
+		live_sleep_ms(100);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 	py = slurp(out);
@@ -190,8 +135,8 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	snprintf(da_old, sizeof(da_old), "%s", slurp("/proc/sys/kernel/task_delayacct"));
-	put("/proc/sys/kernel/task_delayacct", "1\n");
-	disks(disklist, sizeof(disklist));
+	live_put("/proc/sys/kernel/task_delayacct", "1\n");
+	live_disks(disklist, sizeof(disklist));
 	snprintf(csv, sizeof(csv), "%s/trace.csv", dir);
 	snprintf(ev, sizeof(ev), "%s/trace.events.jsonl", dir);
 	snprintf(err, sizeof(err), "%s/trace.err", dir);
@@ -201,12 +146,12 @@ int main(int argc, char **argv)
 		char *targv[] = { argv[1], "trace", "--out", csv, "--names", "victim",
 				  "--disk", disklist, "--seconds", "40", NULL };
 
-		tr = spawn(targv, err);
+		tr = live_spawn(targv, err);
 	}
-	sleep_ms(1000);
+	live_sleep_ms(1000);
 	b = bully();
 	for (int i = 0; i < 380 && !stall; i++) {
-		sleep_ms(100);
+		live_sleep_ms(100);
 		events = slurp(ev);
 		stall = strstr(events, "\"type\":\"stall\"");
 		if (i == 200 && !stall) {
@@ -215,7 +160,7 @@ int main(int argc, char **argv)
 			b = bully();
 		}
 	}
-	sleep_ms(300);
+	live_sleep_ms(300);
 	kill(tr, SIGTERM);
 	waitpid(tr, &status, 0);
 	kill(v, SIGKILL);
@@ -223,7 +168,7 @@ int main(int argc, char **argv)
 	waitpid(v, NULL, 0);
 	waitpid(b, NULL, 0);
 	if (da_old[0])
-		put("/proc/sys/kernel/task_delayacct", da_old);
+		live_put("/proc/sys/kernel/task_delayacct", da_old);
 
 	TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "perflink trace stops cleanly on SIGTERM");

@@ -1,0 +1,38 @@
+/* What two tracers' CSVs of the same live stall must agree on, checked
+ * against each other and against the stall's own ledgers (stall_actors.h).
+ * Each function prints TAP checks and, as diagnostics, the figures it
+ * compared, so that a failure says what differed. */
+#ifndef PL_TEST_LIVE_TRACE_COMPARE_H
+#define PL_TEST_LIVE_TRACE_COMPARE_H
+
+#include <sys/types.h>
+
+#include "stall_actors.h"
+#include "trace_rows.h"
+
+/* A check's outcome: the test program defines it (as a TAP line), so that
+ * one plan counts the checks of every file. */
+void compare_check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A wait this long holds five ticks of each tool, two of Python's slowest
+ * on a loaded machine: both must see it. */
+#define COMPARE_LONG_WAIT_S 0.5
+
+struct traced {
+	const char *tool;
+	struct trace_rows rows;
+};
+
+/* Row semantics of a watched process (the victim): the rows' deltas add up
+ * to its counters' change over the run, in each tool. */
+void compare_victim_totals(const struct traced t[2], const struct actors *a, pid_t victim,
+			   long clk_tck);
+/* Its D samples: each during one of its writes, and every long wait seen by
+ * both tools. */
+void compare_victim_waits(const struct traced t[2], const struct actors *a, pid_t victim);
+/* An unwatched process seen in D now and then (the napper): rows only in D,
+ * each row's deltas counted from that tool's previous D row of it. */
+void compare_napper(const struct traced t[2], const struct actors *a, pid_t napper,
+		    long clk_tck);
+
+#endif
