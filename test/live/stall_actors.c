@@ -4,13 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 /* fdatasyncs back to back in a disk phase: one that begins just before dd's
  * flush still waits in it */
 #define NAPPER_BURST 4
+#define NAPPER_VFORK_MS 300 /* three ticks of a tool at 10 Hz */
 
 #define DONE_TIMEOUT_MS 20000 /* a last fdatasync under the stall can take seconds */
 
@@ -154,12 +157,43 @@ int actors_wait_done(void)
 	return 0;
 }
 
+/* A D state of a set length, whatever the disk and the load: a vfork
+ * parent waits in D until its child exits. The child only sleeps and exits,
+ * on the parent's stack below this frame, which is all a vfork child may
+ * do short of exec (exec would end the wait at once). */
+static void vfork_wait(void)
+{
+	static const struct timespec ts = { 0, NAPPER_VFORK_MS * 1000000L };
+	pid_t p = vfork();
+
+	if (p == 0) {
+		syscall(SYS_nanosleep, &ts, NULL);
+		_exit(0);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+/* 4 kB written and synced a few times (block-I/O waits under the stall),
+ * then a vfork wait. */
+static int disk_phase(int fd)
+{
+	static char small[NAPPER_DISK_BYTES];
+
+	memset(small, 'n', sizeof(small));
+	for (int i = 0; i < NAPPER_BURST; i++) {
+		if (write(fd, small, sizeof(small)) != (ssize_t)sizeof(small) || fdatasync(fd) != 0)
+			return -1;
+	}
+	vfork_wait();
+	return 0;
+}
+
 static void napper_loop(struct actors *a, int fd, int null_fd)
 {
-	static char big[NAPPER_NULL_BYTES], small[NAPPER_DISK_BYTES];
+	static char big[NAPPER_NULL_BYTES];
 
 	memset(big, 'n', sizeof(big));
-	memset(small, 'n', sizeof(small));
 	while (!a->stop && a->napper_phases < NAPPER_PHASES_MAX) {
 		struct actor_phase *ph = &a->napper_phase[a->napper_phases];
 
@@ -167,16 +201,8 @@ static void napper_loop(struct actors *a, int fd, int null_fd)
 		if (write(null_fd, big, sizeof(big)) != (ssize_t)sizeof(big))
 			return;
 		live_sleep_ms(500);
-		if (a->stop)
-			return;
-		if (read_counters(&ph->start) < 0)
-			return;
-		for (int i = 0; i < NAPPER_BURST; i++) {
-			if (write(fd, small, sizeof(small)) != (ssize_t)sizeof(small) ||
-			    fdatasync(fd) != 0)
-				return;
-		}
-		if (read_counters(&ph->end) < 0)
+		if (a->stop || read_counters(&ph->start) < 0 || disk_phase(fd) < 0 ||
+		    read_counters(&ph->end) < 0)
 			return;
 		a->napper_phases++;
 	}
@@ -206,7 +232,7 @@ pid_t actors_bully(const char *dir, const char *err_path)
 	char of[512];
 	char *argv[] = { "dd", "if=/dev/zero", of, "bs=1M", "count=1536", "conv=fdatasync", NULL };
 
-	snprintf(of, sizeof(of), "of=%s/bully.dat", dir);
+	snprintf(of, sizeof(of), "of=%s/%s", dir, ACTORS_BULLY_FILE);
 	return live_spawn(argv, err_path);
 }
 

@@ -9,7 +9,9 @@
  *    change between the two;
  *  - the napper (comm "pl-napper", not watched): 0.5 s asleep, 1 MiB to
  *    /dev/null (wchar, with no I/O wait), 0.5 s asleep, then a disk phase:
- *    4 times 4 kB written and fdatasync'ed, where it can be seen in D. Its ledger
+ *    4 times 4 kB written and fdatasync'ed, then 0.3 s in D as a vfork
+ *    parent, so that both tools see it in D in every phase whatever the
+ *    disk and the load. Its ledger
  *    has its counters at each phase's start and end, so a D row in phase j
  *    after one in phase i must carry the counters' change from phase i to j;
  *  - the bully: dd writing to a file with conv=fdatasync.
@@ -21,6 +23,7 @@
 #include <sys/types.h>
 
 #define VICTIM_COMM "victim"
+#define ACTORS_BULLY_FILE "bully.dat" /* dd's, in the folder given */
 #define NAPPER_COMM "pl-napper"
 #define VICTIM_WAITS_MAX 4096
 #define NAPPER_PHASES_MAX 256

@@ -14,9 +14,8 @@
  * one plan counts the checks of every file. */
 void compare_check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A wait this long holds five ticks of each tool, two of Python's slowest
- * on a loaded machine: both must see it. */
-#define COMPARE_LONG_WAIT_S 0.5
+/* A stall: an fdatasync of 8 kB takes a few ms to tens of ms without one. */
+#define COMPARE_STALL_WAIT_S 0.3
 
 struct traced {
 	const char *tool;
@@ -27,8 +26,8 @@ struct traced {
  * to its counters' change over the run, in each tool. */
 void compare_victim_totals(const struct traced t[2], const struct actors *a, pid_t victim,
 			   long clk_tck);
-/* Its D samples: each during one of its writes, and every long wait seen by
- * both tools. */
+/* Its D rows: each during one of its waits, and in each wait a tool read
+ * it during. */
 void compare_victim_waits(const struct traced t[2], const struct actors *a, pid_t victim);
 /* An unwatched process seen in D now and then (the napper): rows only in D,
  * each row's deltas counted from that tool's previous D row of it. */

@@ -44,8 +44,10 @@ static int parse_row(char *line, struct trace_row *r, int *is_sys)
 	if (number(field(&line), &wall) < 0 || number(field(&line), &r->mono) < 0)
 		return -EINVAL;
 	proc = field(&line);
-	if (!proc || number(field(&line), &pid) < 0 || pid < 0 || pid > 1 << 30)
+	if (!proc || strlen(proc) >= sizeof(r->proc) || number(field(&line), &pid) < 0 ||
+	    pid < 0 || pid > 1 << 30)
 		return -EINVAL;
+	strcpy(r->proc, proc);
 	state = field(&line);
 	if (!state || strlen(state) != 1)
 		return -EINVAL;

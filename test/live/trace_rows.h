@@ -12,7 +12,8 @@ struct trace_row {
 	double mono;  /* seconds of CLOCK_MONOTONIC at the tick's start */
 	double until; /* the next tick's start (+inf for the last): the process
 		       * was read between mono and until */
-	int pid;     /* 0 for the SYS row */
+	char proc[64]; /* the watch name it matched, or its comm */
+	int pid;       /* 0 for the SYS row */
 	char state;  /* '-' for the SYS row */
 	double d_wchar_kb, d_wbytes_kb, d_blkio_ms;
 };
