@@ -233,14 +233,33 @@ struct napper_seen {
 	double median;
 };
 
-/* The napper's D rows in one tool against its ledger; 0 or the number of
- * rows that did not fit. */
+/* What a D row of the napper in phase j may carry when the tool's previous
+ * D row of it was in phase prev (-1: none, so 0): from the ledger's
+ * counters at the edges of the two phases. Whether r's deltas are in it. */
+static bool napper_row_fits(const struct actors *a, int prev, int j, const struct trace_row *r,
+			    long clk_tck, struct delta *lo, struct delta *hi)
+{
+	*lo = *hi = (struct delta){ 0, 0, 0 };
+	if (prev >= 0) {
+		*lo = counters_change(&a->napper_phase[prev].end, &a->napper_phase[j].start, clk_tck);
+		*hi = counters_change(&a->napper_phase[prev].start, &a->napper_phase[j].end, clk_tck);
+		/* within one phase the lower bound is below 0: no less than 0 */
+		lo->wchar_kb = lo->wchar_kb > 0 ? lo->wchar_kb : 0;
+		lo->wbytes_kb = lo->wbytes_kb > 0 ? lo->wbytes_kb : 0;
+		lo->blkio_ms = lo->blkio_ms > 0 ? lo->blkio_ms : 0;
+	}
+	return within(r->d_wchar_kb, lo->wchar_kb, hi->wchar_kb) &&
+	       within(r->d_wbytes_kb, lo->wbytes_kb, hi->wbytes_kb) &&
+	       within(r->d_blkio_ms, lo->blkio_ms, hi->blkio_ms);
+}
+
+/* The napper's D rows in one tool against its ledger; the number of rows
+ * that did not fit. */
 static unsigned napper_rows(const struct traced *t, const struct actors *a, pid_t napper,
 			    const struct actor_span *ph, long clk_tck, struct napper_seen *seen)
 {
 	unsigned n = a->napper_phases, bad = 0, not_d = 0, not_named = 0;
-	int prev = -1, first = -1, last = -1;
-	struct delta sum = { 0, 0, 0 };
+	int prev = -1;
 
 	seen->gaps = 0;
 	for (size_t i = 0; i < t->rows.n; i++) {
@@ -261,19 +280,7 @@ static unsigned napper_rows(const struct traced *t, const struct actors *a, pid_
 			prev = -2; /* what the next row counts from is not known */
 			continue;
 		}
-		if (prev >= 0) {
-			lo = counters_change(&a->napper_phase[prev].end, &a->napper_phase[j].start,
-					     clk_tck);
-			hi = counters_change(&a->napper_phase[prev].start, &a->napper_phase[j].end,
-					     clk_tck);
-			/* within one phase the lower bound is below 0: no less than 0 */
-			lo.wchar_kb = lo.wchar_kb > 0 ? lo.wchar_kb : 0;
-			lo.wbytes_kb = lo.wbytes_kb > 0 ? lo.wbytes_kb : 0;
-			lo.blkio_ms = lo.blkio_ms > 0 ? lo.blkio_ms : 0;
-		}
-		ok = prev != -2 && within(r->d_wchar_kb, lo.wchar_kb, hi.wchar_kb) &&
-		     within(r->d_wbytes_kb, lo.wbytes_kb, hi.wbytes_kb) &&
-		     within(r->d_blkio_ms, lo.blkio_ms, hi.blkio_ms);
+		ok = prev != -2 && napper_row_fits(a, prev, j, r, clk_tck, &lo, &hi);
 		bad += prev != -2 && !ok;
 		/* Rows within one phase are not worth a line. */
 		if (!ok || j != prev)
@@ -285,27 +292,10 @@ static unsigned napper_rows(const struct traced *t, const struct actors *a, pid_
 			       ok ? "" : " <- outside the ledger's range");
 		if (prev >= 0 && j > prev)
 			seen->wchar_per_phase[seen->gaps++] = r->d_wchar_kb / (double)(j - prev);
-		sum.wchar_kb += r->d_wchar_kb;
-		sum.wbytes_kb += r->d_wbytes_kb;
-		sum.blkio_ms += r->d_blkio_ms;
-		first = first < 0 ? j : first;
-		last = j;
 		prev = j;
 	}
-	if (first >= 0) {
-		struct delta l = counters_change(&a->napper_phase[first].end,
-						 &a->napper_phase[last].start, clk_tck);
-		struct delta h = counters_change(&a->napper_phase[first].start,
-						 &a->napper_phase[last].end, clk_tck);
-
-		printf("# %s: napper's D rows from phase %d to %d add up to wchar %.0f kB "
-		       "(ledger %.0f-%.0f), write_bytes %.0f kB (%.0f-%.0f), blkio %.0f ms "
-		       "(%.0f-%.0f)\n", t->tool, first, last, sum.wchar_kb, l.wchar_kb,
-		       h.wchar_kb, sum.wbytes_kb, l.wbytes_kb, h.wbytes_kb, sum.blkio_ms,
-		       l.blkio_ms, h.blkio_ms);
-	}
-	compare_check(not_d == 0, "%s: the unwatched napper has rows only while in D (%u not)", t->tool,
-	       not_d);
+	compare_check(not_d == 0, "%s: the unwatched napper has rows only while in D (%u not)",
+		      t->tool, not_d);
 	compare_check(not_named == 0, "%s: all under its comm, '%s' (%u not)", t->tool, NAPPER_COMM,
 		      not_named);
 	qsort(seen->wchar_per_phase, seen->gaps, sizeof(double), cmp_double);
@@ -322,6 +312,38 @@ static void phases_seen(const struct traced t[2], pid_t napper, const struct act
 		printf(" %u:%.0f:%u/%u", i, (ph[i].end - ph[i].start) * 1e3,
 		       d_rows_in(&t[0].rows, napper, &ph[i]), d_rows_in(&t[1].rows, napper, &ph[i]));
 	printf("\n");
+}
+
+/* A tool's napper rows added up, beside what the ledger says they add up
+ * to: its counters' change from the phase of the first D row to that of
+ * the last. */
+static void napper_totals(const struct traced *t, const struct actors *a, pid_t napper,
+			  const struct actor_span *ph, long clk_tck)
+{
+	struct delta sum = { 0, 0, 0 }, lo, hi;
+	int first = -1, last = -1;
+
+	for (size_t i = 0; i < t->rows.n; i++) {
+		const struct trace_row *r = &t->rows.v[i];
+		bool twice;
+		int j;
+
+		if (r->pid != napper || (j = span_of(ph, a->napper_phases, r, &twice)) < 0)
+			continue;
+		sum.wchar_kb += r->d_wchar_kb;
+		sum.wbytes_kb += r->d_wbytes_kb;
+		sum.blkio_ms += r->d_blkio_ms;
+		first = first < 0 ? j : first;
+		last = j;
+	}
+	if (first < 0)
+		return;
+	lo = counters_change(&a->napper_phase[first].end, &a->napper_phase[last].start, clk_tck);
+	hi = counters_change(&a->napper_phase[first].start, &a->napper_phase[last].end, clk_tck);
+	printf("# %s: napper's D rows from phase %d to %d add up to wchar %.0f kB (ledger "
+	       "%.0f-%.0f), write_bytes %.0f kB (%.0f-%.0f), blkio %.0f ms (%.0f-%.0f)\n", t->tool,
+	       first, last, sum.wchar_kb, lo.wchar_kb, hi.wchar_kb, sum.wbytes_kb, lo.wbytes_kb,
+	       hi.wbytes_kb, sum.blkio_ms, lo.blkio_ms, hi.blkio_ms);
 }
 
 void compare_napper(const struct traced t[2], const struct actors *a, pid_t napper,
@@ -341,6 +363,8 @@ void compare_napper(const struct traced t[2], const struct actors *a, pid_t napp
 	phases_seen(t, napper, ph, n);
 	for (int k = 0; k < 2; k++) {
 		unsigned bad = napper_rows(&t[k], a, napper, ph, clk_tck, &seen[k]);
+
+		napper_totals(&t[k], a, napper, ph, clk_tck);
 
 		compare_check(bad == 0,
 		       "%s: each D row of the napper counts from the previous one (the first "
