@@ -113,28 +113,7 @@ static void start_tools(struct run *r, const char *python, const char *script,
 	}
 }
 
-/* How many of the napper's phases have a D row of it in the rows. */
-static unsigned napper_phases_seen(const struct actors *a, pid_t napper,
-				   const struct trace_rows *rows)
-{
-	unsigned n = a->napper_phases, seen = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		for (size_t j = 0; j < rows->n; j++) {
-			const struct trace_row *w = &rows->v[j];
-
-			if (w->pid == napper && w->state == 'D' &&
-			    w->until >= a->napper_phase[i].start.mono &&
-			    w->mono <= a->napper_phase[i].end.mono) {
-				seen++;
-				break;
-			}
-		}
-	}
-	return seen;
-}
-
-static void print_tail(const char *tool, const char *path)
+static void print_file(const char *tool, const char *path)
 {
 	char *text = test_read_file(path), *last;
 
@@ -166,7 +145,7 @@ static bool stalled_enough(const struct run *r, unsigned seen[2])
 
 	both_ticked(r, rows);
 	for (int k = 0; k < 2; k++) {
-		seen[k] = napper_phases_seen(r->a, r->napper, &rows[k]);
+		seen[k] = compare_napper_phases_seen(&rows[k], r->a, r->napper);
 		trace_rows_free(&rows[k]);
 	}
 	return seen[0] >= PHASES_WANTED && seen[1] >= PHASES_WANTED &&
@@ -196,7 +175,7 @@ static void stall(struct run *r)
 		if (ended == 0)
 			actors_end(r->bully);
 		else if ((dd_failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0))
-			print_tail("dd", err);
+			print_file("dd", err);
 		r->bully = 0;
 		rounds += !dd_failed;
 	}
@@ -233,7 +212,14 @@ static void run(struct run *r, const char *python, const char *script, const cha
 	double ready, done;
 
 	start_tools(r, python, script, perflink);
-	TAP_OK(ticked_after(r, 0, START_TIMEOUT_S) == 0, "both tools write ticks");
+	if (ticked_after(r, 0, START_TIMEOUT_S) < 0) {
+		TAP_OK(0, "both tools write ticks");
+		stop_all(r);
+		print_file(tool_name[0], r->err[0]);
+		print_file(tool_name[1], r->err[1]);
+		return;
+	}
+	TAP_OK(1, "both tools write ticks");
 	r->victim = actors_victim(r->a, r->dir);
 	ready = mono_s();
 	TAP_OK(r->victim > 0 && ticked_after(r, ready, START_TIMEOUT_S) == 0,
@@ -247,7 +233,7 @@ static void run(struct run *r, const char *python, const char *script, const cha
 	TAP_OK(ticked_after(r, done, START_TIMEOUT_S) == 0,
 	       "both tools read them after their last step");
 	stop_all(r);
-	print_tail(tool_name[1], r->err[1]);
+	print_file(tool_name[1], r->err[1]);
 	for (int k = 0; k < 2; k++) {
 		int err = trace_rows_load(r->csv[k], &t[k].rows);
 

@@ -384,3 +384,17 @@ void compare_napper(const struct traced t[2], const struct actors *a, pid_t napp
 	       "the napper's deltas across a gap are on the same scale in both tools");
 	spans_in_d(t, napper, ph, n, "napper's disk phase");
 }
+
+unsigned compare_napper_phases_seen(const struct trace_rows *rows, const struct actors *a,
+				    pid_t napper)
+{
+	unsigned seen = 0;
+
+	for (unsigned i = 0; i < a->napper_phases; i++) {
+		const struct actor_span ph = { a->napper_phase[i].start.mono,
+					       a->napper_phase[i].end.mono };
+
+		seen += d_row_in(rows, napper, &ph);
+	}
+	return seen;
+}

@@ -34,4 +34,8 @@ void compare_victim_waits(const struct traced t[2], const struct actors *a, pid_
 void compare_napper(const struct traced t[2], const struct actors *a, pid_t napper,
 		    long clk_tck);
 
+/* How many of the napper's disk phases rows has a D row of it in. */
+unsigned compare_napper_phases_seen(const struct trace_rows *rows, const struct actors *a,
+				    pid_t napper);
+
 #endif
