@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,10 @@
 #include "read_file.h"
 
 #define DELAYACCT "/proc/sys/kernel/task_delayacct"
+/* statfs(2)'s f_type of the file systems in memory (linux/magic.h, which
+ * not every C library's headers bring) */
+#define TMPFS_F_TYPE 0x01021994
+#define RAMFS_F_TYPE 0x858458f6
 
 void live_sleep_ms(long ms)
 {
@@ -100,8 +104,9 @@ static int on_disk(const char *dir)
 {
 	struct statfs fs;
 
-	return statfs(dir, &fs) == 0 && fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC &&
-	       access(dir, W_OK) == 0;
+	/* f_type is 32 bits of signed int on some targets */
+	return statfs(dir, &fs) == 0 && (uint32_t)fs.f_type != TMPFS_F_TYPE &&
+	       (uint32_t)fs.f_type != RAMFS_F_TYPE && access(dir, W_OK) == 0;
 }
 
 int live_disk_dir(char *out, size_t cap)

@@ -37,7 +37,8 @@
 #define PHASES_WANTED 3
 
 struct run {
-	char dir[400], disks[256], delayacct[16];
+	const char *dir; /* the run's scratch folder, made by main */
+	char disks[256], delayacct[16];
 	char csv[2][512], err[2][512];
 	pid_t tool[2];
 	struct actors *a;
@@ -264,7 +265,7 @@ static const char *python_tool(const char *source_root, char *buf, size_t cap)
 int main(int argc, char **argv)
 {
 	static struct run r;
-	char script_buf[600], base[300] = "", why[800];
+	char script_buf[600], base[300] = "", why[800], dir[400];
 	const char *script;
 
 	if (argc < 4) {
@@ -291,9 +292,10 @@ int main(int argc, char **argv)
 		TAP_SKIP(why);
 		return tap_done();
 	}
-	snprintf(r.dir, sizeof(r.dir), "%s/pl-live-vs-python.XXXXXX", base);
-	if (!mkdtemp(r.dir) || !(r.a = actors_map())) {
-		perror(r.dir);
+	snprintf(dir, sizeof(dir), "%s/pl-live-vs-python.XXXXXX", base);
+	r.dir = dir;
+	if (!mkdtemp(dir) || !(r.a = actors_map())) {
+		perror(dir);
 		return 99;
 	}
 	if (live_delayacct_on(r.delayacct, sizeof(r.delayacct)) < 0) {
