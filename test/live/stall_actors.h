@@ -3,17 +3,17 @@
  * the process did and when:
  *  - the victim (comm "victim", to be watched): writes 8 kB and fdatasyncs
  *    in a loop, 300 ms apart, so that each of its waits is a D episode of
- *    its own, three ticks from the next; it starts only when told (once the tracers have
- *    read it: their baselines) and after it stops it stays alive (their last
- *    readings), so every tracer's deltas of it add up to its counters'
- *    change between the two;
+ *    its own, three ticks from the next. It starts only when told (once the
+ *    tracers have read it: their baselines) and after it stops it stays
+ *    alive (their last readings), so every tracer's deltas of it add up to
+ *    its counters' change between the two;
  *  - the napper (comm "pl-napper", not watched): 0.5 s asleep, 1 MiB to
  *    /dev/null (wchar, with no I/O wait), 0.5 s asleep, then a disk phase:
  *    4 times 4 kB written and fdatasync'ed, then 0.3 s in D as a vfork
  *    parent, so that both tools see it in D in every phase whatever the
- *    disk and the load. Its ledger
- *    has its counters at each phase's start and end, so a D row in phase j
- *    after one in phase i must carry the counters' change from phase i to j;
+ *    disk and the load. Its ledger has its counters at each phase's start
+ *    and end, so a D row in phase j after one in phase i must carry the
+ *    counters' change from phase i to j;
  *  - the bully: dd writing to a file with conv=fdatasync.
  * Times are seconds of CLOCK_MONOTONIC, as the CSVs' mono column. */
 #ifndef PL_TEST_LIVE_STALL_ACTORS_H
