@@ -49,6 +49,12 @@ __attribute__((constructor)) static void pl_preload_init(void)
 		pl__diag("%s; profiling stays off", err);
 		return;
 	}
+	r = pl__stats_init();
+	if (r < 0) {
+		pl__diag("no memory for the per-thread statistics (error %d); profiling stays off",
+			 -r);
+		return;
+	}
 	r = pthread_atfork(NULL, NULL, fork_child);
 	if (r != 0) {
 		pl__diag("pthread_atfork failed (error %d); profiling stays off", r);

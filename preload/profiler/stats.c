@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +22,10 @@ struct slot {
 	struct pl_site_stats site[PL_MAX_SITES];
 };
 
-static struct slot slots[PL_MAX_THREADS];
+/* PL_MAX_THREADS of them, mapped when profiling starts (pl__stats_init):
+ * 0.9 MiB that would otherwise be .bss, which a process start pays for
+ * even untouched (dormant.h). atomic: set before profiling is on. */
+static struct slot *slots;
 static uint32_t slots_high;    /* atomic: slots below this index were ever used */
 static uint32_t dropped_calls; /* atomic */
 
@@ -35,23 +39,35 @@ static __thread uint32_t tls_claim_backoff __attribute__((tls_model("initial-exe
 /* Reporter-private: what exited threads left behind. */
 static struct pl_snapshot retired;
 
+int pl__stats_init(void)
+{
+	void *p = mmap(NULL, PL_MAX_THREADS * sizeof(struct slot), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	__atomic_store_n(&slots, (struct slot *)p, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static struct slot *claim_slot(void)
 {
+	struct slot *slots_now = __atomic_load_n(&slots, __ATOMIC_ACQUIRE);
 	uint32_t i, high;
 
-	for (i = 0; i < PL_MAX_THREADS; i++) {
+	for (i = 0; slots_now && i < PL_MAX_THREADS; i++) {
 		uint32_t expect = SLOT_FREE;
 
-		if (!__atomic_compare_exchange_n(&slots[i].state, &expect, SLOT_OWNED, false,
+		if (!__atomic_compare_exchange_n(&slots_now[i].state, &expect, SLOT_OWNED, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		slots[i].tid = (int32_t)syscall(SYS_gettid);
+		slots_now[i].tid = (int32_t)syscall(SYS_gettid);
 		high = __atomic_load_n(&slots_high, __ATOMIC_RELAXED);
 		while (high < i + 1 &&
 		       !__atomic_compare_exchange_n(&slots_high, &high, i + 1, true,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
-		return &slots[i];
+		return &slots_now[i];
 	}
 	return NULL;
 }
@@ -271,7 +287,8 @@ void pl__stats_reset_after_fork(void)
 {
 	uint32_t high = __atomic_load_n(&slots_high, __ATOMIC_RELAXED);
 
-	memset(slots, 0, high * sizeof(slots[0]));
+	if (slots)
+		memset(slots, 0, high * sizeof(slots[0]));
 	slots_high = 0;
 	dropped_calls = 0;
 	memset(&retired, 0, sizeof(retired));

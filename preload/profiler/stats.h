@@ -50,6 +50,10 @@ struct pl_sample {
 	uintptr_t site; /* 0 when the stage is not a cache stage */
 };
 
+/* Map the per-thread slots: before profiling is turned on, 0 or -errno
+ * (profiling must then stay off). */
+int pl__stats_init(void);
+
 /* Record a call on this thread. Async-signal-safe, lock-free. */
 void pl__stats_record(const struct pl_sample *s);
 
