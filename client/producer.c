@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -67,6 +68,33 @@ static void close_sock(int fd)
 	close(fd);
 }
 
+/* In the preload shim (which watches its fds), its socket moves to a
+ * number high under the target's limit: a target that closes every fd
+ * behind the shim's back (a raw close_range system call, which no hook
+ * sees) and opens its own files gets the lowest numbers back, so they do
+ * not land on the number the shim's reporter checked a moment before it
+ * sends (pl__producer_still_ours: the check and the send are two calls).
+ * Under 1024 at most: a higher number would make the kernel grow the
+ * target's fd table. */
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	rlim_t top = 1024;
+	int high;
+
+	if (!pl__producer_fd_watch)
+		return fd;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+		top = rl.rlim_cur;
+	if (top < 64)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32));
+	if (high < 0)
+		return fd; /* all taken up there: the identity check stays */
+	close(fd);
+	return high;
+}
+
 static int connect_daemon(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -78,6 +106,7 @@ static int connect_daemon(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	fd = move_high(fd);
 	watch_fd(fd, true);
 	/* A daemon that is stopped or stuck must not hold the application: the
 	 * connect (a full backlog), the hello and the welcome each wait at most
