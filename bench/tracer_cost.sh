@@ -10,7 +10,8 @@
 #          victim writing 4 KiB blocks with O_DSYNC under a watched name
 #          (controlsd), so that both tracers see real I/O waits and D states.
 # For each it prints both tools' CPU per tick, the ratio (Python/perflink)
-# and perflink's p99 sampler_ms, then perflink's own split of a tick
+# and perflink's p99 sampler_ms (perflink's CPU includes the run time of
+# its D watch's BPF program in the tasks it runs in, the "bpf us"), then perflink's own split of a tick
 # (--cost-split: the system files, the watched and the other processes, the
 # directory scans, the new pids, the output), what its CPU time holds besides
 # the ticks, and the cost model fitted from it. Targets (DESIGN.md, issue 14): ratio >= 30 quiet and under churn, >= 20
@@ -157,9 +158,13 @@ for mode in $modes; do
 	p99=$(sed -n 's/.*sampler_ms p50 [0-9.]* p99 \([0-9.]*\).*/\1/p' <<<"$summary")
 	# pids handed out a second (a wrap of pid_max reads as 0)
 	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds : 0 ))
+	# the D watch's BPF program runs in the tasks that switch, not in
+	# perflink: the kernel's count of its run time is added to perflink's
+	bpf_us=$(sed -n 's/^perflink trace: cost d_watch .* its BPF program \([0-9.]*\) us\/tick.*/\1/p' \
+		"$work/pl.err" | tail -1)
 	echo "$mode $((py_ns1 - py_ns0)) $((pl_ns1 - pl_ns0)) $((py_ms1 - py_ms0))" \
 	     "$((pl_ms1 - pl_ms0)) $nproc_now $newps ${p99:-0} $((pyt1 - pyt0))" \
-	     "$((plt1 - plt0))" >>"$table"
+	     "$((plt1 - plt0)) ${bpf_us:-0}" >>"$table"
 	sed -n "s/^perflink trace: cost \([a-z_]*\) *\([0-9.]*\) us\/tick, items *\([0-9.]*\)\/tick (\([0-9.]*\) us each), reads *\([0-9.]*\)\/tick (\([0-9.]*\) us in reads)/$mode \1 \2 \3 \4 \5 \6/p" \
 		"$work/pl.err" >>"$splits"
 	sed -n "s/^perflink trace: cost split, us per tick over .*: tick CPU \([0-9.]*\)/$mode tick \1/p" \
@@ -167,6 +172,7 @@ for mode in $modes; do
 	# perflink's whole CPU a tick (schedstat), to set the split's sum against
 	plt=$((plt1 - plt0))
 	[ "$plt" -gt 0 ] && echo "$mode sched $(( (pl_ns1 - pl_ns0) / plt / 1000 ))" >>"$splits"
+	echo "$mode bpf ${bpf_us:-0}" >>"$splits"
 	echo "  $mode: $summary"
 done
 
@@ -174,14 +180,14 @@ echo "tracer_cost: $hz Hz, $seconds s a mode side by side, disk $disk, $idle idl
      "+ 12 watched; CPU per tick from schedstat"
 awk -v ticks=$((seconds * hz)) '
 BEGIN {
-	printf "  %-6s %6s %8s %14s %16s %7s %9s %13s\n", "mode", "procs", "new/s", "python ms/tick",
-	       "perflink ms/tick", "ratio", "p99 ms", "ticks py/pl"
+	printf "  %-6s %6s %8s %14s %16s %9s %7s %9s %13s\n", "mode", "procs", "new/s", "python ms/tick",
+	       "perflink ms/tick", "(bpf us)", "ratio", "p99 ms", "ticks py/pl"
 }
 {
-	py = $9 > 0 ? $2 / 1e6 / $9 : 0; pl = $10 > 0 ? $3 / 1e6 / $10 : 0
+	py = $9 > 0 ? $2 / 1e6 / $9 : 0; pl = $10 > 0 ? $3 / 1e6 / $10 + $11 / 1000 : 0
 	target = $1 == "stall" ? 20 : 30
-	printf "  %-6s %6d %8d %14.3f %16.3f %7.1f %9.3f %6d/%-6d (target ratio >= %d, p99 < 2; utime+stime %d/%d ms)\n",
-	       $1, $6, $7, py, pl, (pl > 0 ? py / pl : 0), $8, $9, $10, target, $4, $5
+	printf "  %-6s %6d %8d %14.3f %16.3f %9.1f %7.1f %9.3f %6d/%-6d (target ratio >= %d, p99 < 2; utime+stime %d/%d ms)\n",
+	       $1, $6, $7, py, pl, $11, (pl > 0 ? py / pl : 0), $8, $9, $10, target, $4, $5
 	if ($9 < ticks * 0.9 || $10 < ticks * 0.9)
 		printf "  %-6s a tool ran fewer than 90%% of its %d ticks: the machine is overloaded\n", $1, ticks
 }' "$table"
@@ -193,6 +199,7 @@ BEGIN {
 awk '
 $2 == "tick" { tick[$1] = $3; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }; next }
 $2 == "sched" { sched[$1] = $3; next }
+$2 == "bpf" { bpf[$1] = $3; next }
 {
 	us[$1, $2] = $3; items[$1, $2] = $4; each[$1, $2] = $5; reads[$1, $2] = $6
 	if (!($2 in pseen)) { pseen[$2] = 1; phases[np++] = $2 }
@@ -229,10 +236,12 @@ END {
 		       " = %.0f fixed (system files, output)" \
 		       " + %.2f watched x %.1f us + %.1f others read x %.1f us" \
 		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.1f pids probed x %.1f us" \
-		       " + %.2f new pids x %.1f us\n",
+		       " + %.2f new pids x %.1f us + %.1f D notes x %.2f us;" \
+		       " and %.1f us of the D watch in the tasks switching\n",
 		       m, sched[m], sched[m] - tick[m], tick[m], fixed, items[m, "watched"], each[m, "watched"],
 		       items[m, "others"], each[m, "others"], items[m, "skipped"], each[m, "skipped"],
 		       items[m, "scan"], each[m, "scan"], items[m, "probe"], each[m, "probe"],
-		       items[m, "new_pids"], each[m, "new_pids"]
+		       items[m, "new_pids"], each[m, "new_pids"], items[m, "d_watch"], each[m, "d_watch"],
+		       bpf[m]
 	}
 }' "$splits"

@@ -105,6 +105,11 @@ static void cost_split(const struct pl_tracer_stats *st)
 			c->items ? (double)c->ns / 1e3 / (double)c->items : 0.0,
 			(double)c->reads / ticks, (double)c->read_ns / 1e3 / ticks);
 	}
+	fprintf(stderr,
+		"perflink trace: cost d_watch %s, %.1f notes/tick, %llu overflows, its BPF program "
+		"%.1f us/tick in the tasks switching\n",
+		st->d_watch ? "on" : "off", (double)st->d_notes / ticks,
+		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks);
 }
 
 int pl__cmd_trace(int argc, char **argv)

@@ -670,6 +670,10 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->probes = tp->probes;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
+	out->d_watch = tp->dwatch.on;
+	out->d_notes = tp->notes_read;
+	out->d_overflows = tp->note_overflows;
+	out->d_watch_run_ns = pl__dwatch_run_ns(&tp->dwatch);
 	if (tp->cost)
 		pl__tcost_report(&t->cost_run, out);
 }

@@ -64,6 +64,7 @@ enum pl_tracer_phase {
 	PL_TPHASE_PROBE,   /* new pids looked up one by one; items: pids tried */
 	PL_TPHASE_NEW,     /* pids the scan found and read; items: pids */
 	PL_TPHASE_OUTPUT,  /* CSV rows, stall detection and events, flush */
+	PL_TPHASE_DWATCH,  /* the D watch's notes taken; items: notes */
 	PL_TPHASE_N
 };
 /* Summed over the run, wall-clock (monotonic) ns: ns is the whole phase,
@@ -90,6 +91,11 @@ struct pl_tracer_stats {
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
+	/* the D watch (dstate_watch.h): on, the leaders it noted, the ticks
+	 * it overflowed (every process read), and with --cost-split its BPF
+	 * program's run time in the tasks switching, not in the tracer */
+	bool d_watch;
+	uint64_t d_notes, d_overflows, d_watch_run_ns;
 	/* --cost-split, over the ticks after the first (which reads every
 	 * process): phase[] (ns estimated from the ticks that were not
 	 * preempted, see tracer_priv.h), and the ticks' CPU time. */

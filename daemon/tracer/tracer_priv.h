@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "dstate_watch.h"
 #include "json_writer.h"
 #include "log.h"
 #include "proc_parse.h"
@@ -104,6 +105,9 @@ struct pl_tproc {
 
 	uint64_t first_tick, seen_tick;
 	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
+	/* the D watch noted it switched out in D before this tick: read it,
+	 * asleep or not */
+	uint64_t noted_tick;
 	/* read every tick until then, asleep or not: seen in D or dirtying
 	 * pages lately (a fsync loop, jbd2), it may do so again at once */
 	uint64_t hot_until;
@@ -215,6 +219,12 @@ struct pl_tprocs {
 	bool cpuclock;
 	struct pl_tcost *cost; /* NULL: not timed */
 	enum pl_tracer_phase phase; /* whose reads read_pid_file counts */
+	/* the leaders the kernel saw go into D (dstate_watch.h): when on, the
+	 * sleeping processes need not be read to find a D state */
+	struct pl_dwatch dwatch;
+	int *notes;
+	size_t notes_cap;
+	uint64_t notes_read, note_overflows;
 };
 
 /* What the system counters say about a tick, for the sweep to decide

@@ -25,6 +25,14 @@
  *    and procs_blocked, so what this misses is a D state that is not an I/O
  *    wait (a vfork parent, a mutex) for up to a second. --stat-every-tick
  *    reads all.
+ * With the D watch (dstate_watch.h: the kernel names each leader switched
+ * out in D), none of that is needed to find a D state: a tick reads the
+ * watched processes, those noted, those in D at their last reading, new
+ * ones for BORN_TICKS, writers for HOT_TICKS, and a fiftieth of the others (for the
+ * writes no counter sent the sweep to, an exec, an exit); a process running
+ * at its last reading is not read again, as it cannot be in D now without a
+ * note. The sleeping ones are all read only when the dirty balance says so
+ * (or the watch's ring overflowed).
  * For a process it reads, schedstat first (for a single-threaded one, its
  * CPU clock instead, a third cheaper): if the leader did not run since
  * the last reading, its state and blkio cannot have changed (a task must run
@@ -55,8 +63,16 @@
 
 #define RESCAN_TICKS 50
 #define SLICES 10 /* sleeping processes are re-read every SLICES ticks */
-#define PROBE_MAX 32 /* new pids a tick looked up one by one; more: a scan */
+/* With the D watch, which names each one that goes into D, the slices only
+ * put the writes of sleeping processes no counter sent the sweep to into
+ * the bully's history, and find an exec or an exit: every 5 s at 10 Hz. */
+#define SLICES_WATCHED 50
+/* new pids a tick looked up one by one; more: a scan. A pid gone already
+ * costs one failed clock read (0.1-0.4 us), a scan 400-600 us */
+#define PROBE_MAX 256
 #define HOT_TICKS 10 /* and those lately in D or dirtying pages every tick */
+#define BORN_TICKS 3 /* and new ones: a dd writes within its first ticks */
+#define NOTES_MAX 1024 /* leaders gone into D a tick; more: all are read */
 #define DIRTY_FLOOR_BYTES ((int64_t)1 << 20)
 /* Pages dirtied by no process read: a writer that exited since its last
  * reading, a kernel thread's metadata. Up to this much (over ticks, the
@@ -85,7 +101,9 @@ int pl__tprocs_init(struct pl_tprocs *tp, const struct pl_tprocs_cfg *cfg)
 	tp->fd_budget = cfg->fd_budget > 0 ? cfg->fd_budget : pl__fd_budget();
 	tp->dents_cap = 32768;
 	tp->dents = malloc(tp->dents_cap);
-	if (!tp->dents)
+	tp->notes_cap = NOTES_MAX;
+	tp->notes = malloc(tp->notes_cap * sizeof(*tp->notes));
+	if (!tp->dents || !tp->notes)
 		return -ENOMEM;
 	return 0;
 }
@@ -115,6 +133,9 @@ void pl__tprocs_free(struct pl_tprocs *tp)
 	free(tp->v);
 	free(tp->hash);
 	free(tp->dents);
+	free(tp->notes);
+	if (tp->dwatch.on)
+		pl__dwatch_close(&tp->dwatch);
 	pl__procfile_free(&tp->scratch);
 	memset(tp, 0, sizeof(*tp));
 	tp->scanfd = -1;
@@ -174,6 +195,12 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 	tp->own_pid_ns = keep_fds && self_is(rootfd, getpid());
 	/* a clock is looked up by pid in this process's pid namespace */
 	tp->cpuclock = tp->own_pid_ns && cpuclock_works();
+	/* the watch's pids are this namespace's (it checks that it is the
+	 * initial one); --stat-every-tick reads every process anyway */
+	if (tp->own_pid_ns && !tp->cfg.stat_every_tick && !tp->dwatch.on)
+		pl__dwatch_open(&tp->dwatch, tp->cost != NULL);
+	else if (!tp->own_pid_ns && tp->dwatch.on)
+		pl__dwatch_close(&tp->dwatch);
 	return 0;
 }
 
@@ -552,15 +579,29 @@ static void clear_tick(struct pl_tproc *p)
  * write history is left alone: a tick after its last entry reads as 0 (the
  * sums stop at the last one, the next entry zeroes the ticks between), and
  * not touching it keeps ~250 skipped processes a tick off four cache lines
- * each. */
-static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all)
+ * each. With the D watch (d_watch), one running at its last reading is
+ * skipped too: it cannot be in D now unless it was noted, and an unwatched
+ * process out of D has no row. */
+static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all, bool d_watch)
 {
-	if (all || p->label >= 0 || !sleeping(p->state) || tick < p->hot_until ||
-	    (unsigned)p->pid % SLICES == tick % SLICES)
+	unsigned slices = d_watch ? SLICES_WATCHED : SLICES;
+
+	if (all || p->label >= 0 || tick < p->hot_until || p->noted_tick == tick ||
+	    (d_watch ? p->state == 'D' : !sleeping(p->state)) ||
+	    (unsigned)p->pid % slices == tick % slices)
 		return false;
 	clear_tick(p);
 	p->stat_now = true;
 	return true;
+}
+
+/* Read every tick for a while, asleep or not: a writer (for the bully's
+ * history), and without the D watch one seen in D (it may be again at once,
+ * which the watch would say). */
+static void mark_hot(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+{
+	if ((p->state == 'D' && !tp->dwatch.on) || p->gap_wbytes > 0)
+		p->hot_until = tick + HOT_TICKS;
 }
 
 /* Re-read one known process. false when it is gone. */
@@ -592,8 +633,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	p->seen_tick = tick;
 	if (p->state == 'D')
 		p->d_tick = tick;
-	if (p->state == 'D' || p->gap_wbytes > 0)
-		p->hot_until = tick + HOT_TICKS;
+	mark_hot(tp, p, tick);
 	return true;
 }
 
@@ -704,6 +744,11 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	}
 	if (born)
 		credit_birth_writes(tp, p);
+	/* a process that has just started may be a dd about to write: read it
+	 * every tick for a while (then for as long as it writes) */
+	if (born)
+		p->hot_until = tick + BORN_TICKS;
+	mark_hot(tp, p, tick);
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	if (p->state == 'D')
 		pl__writes_mark_blocked(&p->writes, tick);
@@ -768,6 +813,33 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 		h = (h + 1) & (tp->hcap - 1);
 	}
 	return -(long)h - 1;
+}
+
+/* The leaders the D watch saw go into D since the last tick: each is read
+ * this tick, asleep at its last reading or not. true when some may have gone
+ * unnoted (the ring was full, or more than NOTES_MAX): read them all. A pid
+ * not in the table yet is a new process, which the probe or scan reads. */
+static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost);
+	bool overflow;
+	size_t n;
+
+	if (!tp->dwatch.on)
+		return false;
+	n = pl__dwatch_drain(&tp->dwatch, tp->notes, tp->notes_cap, &overflow);
+	tp->notes_read += n;
+	if (n > 0 && !overflow && rebuild_hash(tp) < 0)
+		overflow = true;
+	for (size_t i = 0; i < n && !overflow; i++) {
+		long at = lookup(tp, tp->notes[i]);
+
+		if (at >= 0)
+			tp->v[at].noted_tick = tick;
+	}
+	tp->note_overflows += overflow;
+	pl__tcost_done(tp->cost, PL_TPHASE_DWATCH, t0, n);
+	return overflow;
 }
 
 /* A pid found by a scan or a probe: marked seen if known, else added. The
@@ -905,7 +977,7 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_fo
 		uint64_t t0;
 		bool alive;
 
-		if (p->seen_tick == tick || skip_one(p, tick, all)) {
+		if (p->seen_tick == tick || skip_one(p, tick, all, tp->dwatch.on)) {
 			skipped += p->seen_tick != tick;
 			i++;
 			continue;
@@ -1006,7 +1078,12 @@ static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl
 							   (int64_t)found->dirtied_bytes);
 	if (!h->maybe_blocked)
 		return false;
-	if (h->procs_blocked < 0 || (tp->cfg.track_writers && writes_unexplained))
+	if (tp->cfg.track_writers && writes_unexplained)
+		return true;
+	/* every leader that went into D since was noted, and read */
+	if (tp->dwatch.on)
+		return false;
+	if (h->procs_blocked < 0)
 		return true;
 	/* put off a tick, a 200 ms wait must still span two ticks */
 	if (!(tp->cfg.interval_ms > 0 && tp->cfg.interval_ms <= 100))
@@ -1052,6 +1129,8 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 	uint64_t t0;
 
 	tp->n_new_children = 0;
+	if (take_notes(tp, tick))
+		all = true;
 	sweep(tp, tick, all, &found);
 	if (all) {
 		tp->full_sweeps++;

@@ -6,7 +6,9 @@
  * the sleeping ones are read as well only when a task may have blocked or
  * written and what the first pass read does not account for it. And new
  * processes are looked up by pid, not by listing /proc, when few appeared;
- * and the disks' counters come from sysfs. */
+ * and the disks' counters come from sysfs. All without the D watch
+ * (refused as on a kernel without BPF), whose rules test_tracer_dwatch
+ * tests. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pid_state.h"
+#include "probe_force.h"
 #include "tap.h"
 #include "tracer_priv.h"
 
@@ -225,24 +229,6 @@ static void test_blocked_rule(void)
 }
 
 /* The state letter in /proc/PID/stat, '?' when unreadable. */
-static char state_of(int pid)
-{
-	char path[64], buf[512];
-	const char *rp;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' ? rp[2] : '?';
-}
-
 /* A parent waiting in vfork is in D, and no I/O wait (neither PSI nor
  * procs_blocked says so): it is read when its new child is found, not in
  * its slice up to a second later. */
@@ -453,6 +439,10 @@ int main(void)
 	struct pl_tproc *p;
 
 	pl__log_init("test_tracer_sweep", true, 0);
+	/* The rules here are those of a kernel without the D watch, where the
+	 * sleeping processes are read when the counters say a task may have
+	 * blocked; with it, a D state needs no such rule (test_tracer_dwatch). */
+	probe_force("sched_bpf");
 	/* in the build tree, not /tmp: tmpfs dirties no page it would count */
 	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack)) {
 		perror("setup");

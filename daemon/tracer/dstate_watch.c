@@ -1,0 +1,240 @@
+/* The D-entry watch (dstate_watch.h): a BPF program of 19 instructions,
+ * assembled here (no compiler for BPF is needed to build perflink), and the
+ * reader of its ring buffer.
+ *
+ * The program runs at every context switch of the machine, so it is kept to
+ * the least: sched_switch's fourth argument is the state the task leaves
+ * the CPU in; D is TASK_UNINTERRUPTIBLE (2) without TASK_NOLOAD (0x400, an
+ * idle kernel thread, shown as I), whatever else is set (TASK_KILLABLE
+ * shows as D too). At the tracepoint the current task is still the one
+ * switched out, so its tgid and pid are bpf_get_current_pid_tgid's; only a
+ * leader is noted, as /proc/PID/stat shows the leader's state. Its cost is
+ * not the tracer's CPU time but the switching tasks': bench/tracer_cost.sh
+ * adds the kernel's count of it (pl__dwatch_run_ns, which itself adds two
+ * clock reads a run) to perflink's, 40-75 us a tick on the shared test VM
+ * at load average 4. */
+#include "dstate_watch.h"
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "probe.h"
+
+#define RING_BYTES (64 << 10) /* 4096 notes: a tick of a busy fsync loop is ~100 */
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_NOLOAD 0x400
+#define PID_NS_INIT_INO 0xEFFFFFFCu /* PROC_PID_INIT_INO */
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	struct bpf_insn i = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
+
+	return i;
+}
+
+/* The program, for the ring buffer map_fd. */
+static size_t assemble(struct bpf_insn *p, int map_fd)
+{
+	size_t n = 0;
+
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);      /* r6 = ctx (u64 args[]) */
+	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 6, 3 * 8, 0);   /* r2 = prev_state */
+	p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
+	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, 13, TASK_UNINTERRUPTIBLE); /* not D: out */
+	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid);
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
+	p[n++] = insn(BPF_ALU64 | BPF_RSH | BPF_K, 1, 0, 0, 32);     /* r1 = tgid */
+	p[n++] = insn(BPF_ALU | BPF_MOV | BPF_X, 0, 0, 0, 0);        /* w0 = pid (zero-extends) */
+	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_X, 0, 1, 8, 0);        /* not a leader: out */
+	p[n++] = insn(BPF_STX | BPF_MEM | BPF_DW, 10, 1, -8, 0);     /* the note: the tgid */
+	p[n++] = insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, map_fd);
+	p[n++] = insn(0, 0, 0, 0, 0);                                /* ld_imm64's upper half */
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 8);
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 0);
+	/* full: the note is lost, which the reader sees by the ring's fill */
+	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ringbuf_output);
+	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);     /* out: */
+	p[n++] = insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	return n;
+}
+
+/* The program sees pids of the initial pid namespace only. */
+static bool in_init_pid_ns(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	char want[32];
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "pid:[%u]", PID_NS_INIT_INO);
+	return strcmp(link, want) == 0;
+}
+
+static int load(struct pl_dwatch *w)
+{
+	struct bpf_insn prog[24];
+	union bpf_attr a;
+	size_t n = assemble(prog, w->map_fd);
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
+	a.insns = (uint64_t)(uintptr_t)prog;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)"GPL"; /* none of its helpers asks for it */
+	memcpy(a.prog_name, "pl_dstate", sizeof("pl_dstate"));
+	w->prog_fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	if (w->prog_fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.raw_tracepoint.name = (uint64_t)(uintptr_t)"sched_switch";
+	a.raw_tracepoint.prog_fd = (uint32_t)w->prog_fd;
+	/* EINVAL before 5.18: the tracepoint had no fourth argument */
+	w->link_fd = (int)sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+	return w->link_fd < 0 ? -errno : 0;
+}
+
+static int map_ring(struct pl_dwatch *w)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_RINGBUF;
+	a.max_entries = RING_BYTES;
+	w->map_fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+	if (w->map_fd < 0)
+		return -errno;
+	w->page = (size_t)sysconf(_SC_PAGESIZE);
+	w->size = RING_BYTES;
+	w->cons_page = mmap(NULL, w->page, PROT_READ | PROT_WRITE, MAP_SHARED, w->map_fd, 0);
+	if (w->cons_page == MAP_FAILED) {
+		w->cons_page = NULL;
+		return -errno;
+	}
+	/* the data is mapped twice in a row, so a note never wraps */
+	w->prod_pages = mmap(NULL, w->page + 2 * w->size, PROT_READ, MAP_SHARED, w->map_fd,
+			     (off_t)w->page);
+	if (w->prod_pages == MAP_FAILED) {
+		w->prod_pages = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int pl__dwatch_open(struct pl_dwatch *w, bool timed)
+{
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->map_fd = w->prog_fd = w->link_fd = w->stats_fd = -1;
+	if (pl__probe_forced(PL_PROBE_SCHED_BPF)) {
+		err = -ENOSYS;
+	} else if (!in_init_pid_ns()) {
+		err = -EXDEV;
+	} else if ((err = map_ring(w)) == 0 && (err = load(w)) == 0) {
+		if (timed) {
+			union bpf_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.enable_stats.type = BPF_STATS_RUN_TIME;
+			w->stats_fd = (int)sys_bpf(BPF_ENABLE_STATS, &a); /* -1: untimed */
+		}
+		w->on = true;
+		pl__probe_present(PL_PROBE_SCHED_BPF);
+		return 0;
+	}
+	pl__dwatch_close(w);
+	pl__probe_absent(PL_PROBE_SCHED_BPF, false,
+			 "no BPF watch of D states (%s): sleeping processes are read in turns, "
+			 "a D state that is no I/O wait within a second",
+			 err == -EXDEV ? "not in the initial pid namespace" : strerror(-err));
+	return err;
+}
+
+void pl__dwatch_close(struct pl_dwatch *w)
+{
+	/* the link first: closing it detaches the program */
+	int *fds[] = { &w->link_fd, &w->prog_fd, &w->map_fd, &w->stats_fd };
+
+	if (w->prod_pages)
+		munmap(w->prod_pages, w->page + 2 * w->size);
+	if (w->cons_page)
+		munmap(w->cons_page, w->page);
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+	w->prod_pages = w->cons_page = NULL;
+	w->on = false;
+}
+
+size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
+{
+	_Atomic uint64_t *cons_pos = w->cons_page, *prod_pos = w->prod_pages;
+	const unsigned char *data = (const unsigned char *)w->prod_pages + w->page;
+	uint64_t cons, prod;
+	size_t n = 0;
+
+	*overflow = false;
+	if (!w->on)
+		return 0;
+	cons = atomic_load_explicit(cons_pos, memory_order_acquire);
+	prod = atomic_load_explicit(prod_pos, memory_order_acquire);
+	/* within two notes of full: one may have been refused */
+	if (prod - cons > w->size - 2 * (BPF_RINGBUF_HDR_SZ + 8))
+		*overflow = true;
+	while (cons < prod) {
+		const _Atomic uint32_t *hdr = (const void *)(data + (cons & (w->size - 1)));
+		uint32_t len = atomic_load_explicit(hdr, memory_order_acquire);
+		uint64_t note;
+
+		if (len & BPF_RINGBUF_BUSY_BIT)
+			break; /* being written: the next drain takes it */
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && (len & 0x3fffffffu) == sizeof(note)) {
+			memcpy(&note, (const unsigned char *)hdr + BPF_RINGBUF_HDR_SZ, sizeof(note));
+			if (n > 0 && out[n - 1] == (int)note)
+				; /* the same process again: one read answers both */
+			else if (n < cap)
+				out[n++] = (int)note;
+			else
+				*overflow = true;
+		}
+		cons += (BPF_RINGBUF_HDR_SZ + (len & 0x3fffffffu) + 7) & ~(uint64_t)7;
+	}
+	atomic_store_explicit(cons_pos, cons, memory_order_release);
+	return n;
+}
+
+uint64_t pl__dwatch_run_ns(const struct pl_dwatch *w)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	if (w->stats_fd < 0 || w->prog_fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)w->prog_fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+		return 0;
+	return info.run_time_ns;
+}

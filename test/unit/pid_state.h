@@ -1,0 +1,27 @@
+/* A process's state letter as /proc/PID/stat shows it, for tests that wait
+ * for a process to sleep or block; '?' when it cannot be read. */
+#ifndef PL_TEST_PID_STATE_H
+#define PL_TEST_PID_STATE_H
+
+#include <stdio.h>
+#include <string.h>
+
+static inline char state_of(int pid)
+{
+	char path[64], buf[512];
+	const char *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+#endif

@@ -1,0 +1,263 @@
+/* The D watch (dstate_watch.h) in the sweep, on the live /proc: a process
+ * asleep at its last reading that then waits in D on a lock, not on I/O (no
+ * PSI, no procs_blocked, no new child to give it away), is read in D at the
+ * next tick; without the watch (refused, through PERFLINK_PROBE_FAIL's
+ * sched_bpf) it is read only in its slice, up to a second later, as before.
+ *
+ * The lock is a file's inode lock, held by a helper's thread whose write(2)
+ * copies from a page that userfaultfd leaves missing until the test lets it
+ * go; the waiter's own write to that file then waits for the lock in D. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pid_state.h"
+#include "probe_force.h"
+#include "tap.h"
+#include "tracer_priv.h"
+
+static const char *const watch[] = { "no-such-comm-watched" };
+static uint64_t tick;
+
+static bool wait_state(int pid, char want)
+{
+	for (int i = 0; i < 200; i++) {
+		if (state_of(pid) == want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static struct pl_tproc *rec_of(struct pl_tprocs *tp, int pid)
+{
+	for (size_t i = 0; i < tp->n; i++) {
+		if (tp->v[i].pid == pid)
+			return &tp->v[i];
+	}
+	return NULL;
+}
+
+/* A tick that is not pid's slice: only the rule under test can read it. */
+static int tick_not_slice_of(struct pl_tprocs *tp, int pid)
+{
+	struct pl_tprocs_hint h = { false, 0, 0 };
+
+	do
+		tick++;
+	while (tick % 10 == (unsigned)pid % 10);
+	return pl__tprocs_tick(tp, tick, 0, &h);
+}
+
+struct holder {
+	int pid, cmd, ack; /* tell it to let go; it says it holds the lock */
+};
+
+static int file_fd;
+static void *page;
+
+static void *copy_from_missing_page(void *arg)
+{
+	/* takes the inode lock, then faults on the page inside it */
+	return write(file_fd, page, 4096) == 4096 ? arg : NULL;
+}
+
+/* The helper: holds path's inode lock until told, then exits. */
+static void holder_main(const char *path, int cmd, int ack)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	struct uffdio_zeropage zp;
+	struct uffd_msg msg;
+	pthread_t th;
+	char c = 'h';
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0)
+		_exit(2); /* no userfaultfd here, or not allowed */
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	file_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (page == MAP_FAILED || ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 || file_fd < 0 ||
+	    pthread_create(&th, NULL, copy_from_missing_page, NULL) != 0)
+		_exit(2);
+	if (read(uffd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
+	    write(ack, &c, 1) != 1 || read(cmd, &c, 1) < 0)
+		_exit(1);
+	memset(&zp, 0, sizeof(zp));
+	zp.range = reg.range;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+		_exit(1);
+	pthread_join(th, NULL);
+	_exit(0);
+}
+
+/* Started and holding the lock, or pid 0 when this system cannot. */
+static struct holder start_holder(const char *path)
+{
+	struct holder h = { 0, -1, -1 };
+	int cmd[2], ack[2];
+	char c;
+
+	if (pipe(cmd) || pipe(ack))
+		exit(99);
+	h.pid = fork();
+	if (h.pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		holder_main(path, cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	h.cmd = cmd[1];
+	h.ack = ack[0];
+	if (h.pid < 0 || read(h.ack, &c, 1) != 1) {
+		close(h.cmd);
+		close(h.ack);
+		if (h.pid > 0)
+			waitpid(h.pid, NULL, 0);
+		h.pid = 0;
+	}
+	return h;
+}
+
+static void stop_holder(struct holder *h)
+{
+	close(h->cmd); /* lets go: the waiter then gets the lock and writes */
+	close(h->ack);
+	waitpid(h->pid, NULL, 0);
+}
+
+/* The waiter: asleep on its pipe until told to write to path. */
+static int start_waiter(const char *path, int *cmd)
+{
+	int p[2], pid;
+	char c;
+
+	if (pipe(p))
+		exit(99);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		close(p[1]);
+		if (fd < 0 || read(p[0], &c, 1) != 1 || write(fd, &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	*cmd = p[1];
+	return pid;
+}
+
+/* One run of the case: with the watch or without. Returns the ticks it took
+ * to read the waiter in D, 0 when none did in 12, -1 when the lock could not
+ * be held here. */
+static int lock_wait_case(int rootfd, const char *path, bool watch_on)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
+	struct pl_tprocs tp;
+	struct holder h;
+	int waiter, wcmd, ticks = 0;
+	struct pl_tproc *w;
+	char c = 'x';
+
+	probe_force(watch_on ? NULL : "sched_bpf");
+	waiter = start_waiter(path, &wcmd);
+	if (waiter < 0 || !wait_state(waiter, 'S') || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	TAP_OK(tp.dwatch.on == watch_on, "the D watch is %s", watch_on ? "on" : "refused");
+	tick_not_slice_of(&tp, waiter);
+	tick_not_slice_of(&tp, waiter);
+	w = rec_of(&tp, waiter);
+	TAP_OK(w && w->state == 'S', "the waiter is asleep on its pipe when read (%c)",
+	       w ? w->state : '?');
+	h = start_holder(path);
+	if (!h.pid) {
+		TAP_SKIP("no userfaultfd to hold a lock with (or not allowed)");
+		TAP_SKIP("so no lock wait to find");
+		close(wcmd);
+		waitpid(waiter, NULL, 0);
+		pl__tprocs_free(&tp);
+		return -1;
+	}
+	TAP_OK(write(wcmd, &c, 1) == 1 && wait_state(waiter, 'D'),
+	       "told to write, it waits in D for the file's lock (%c)", state_of(waiter));
+	/* the first tick is not its slice, the next ones may be */
+	while (ticks < 12 && state_of(waiter) == 'D') {
+		if (ticks++ == 0)
+			tick_not_slice_of(&tp, waiter);
+		else
+			pl__tprocs_tick(&tp, ++tick, 0, &(struct pl_tprocs_hint){ false, 0, 0 });
+		if ((w = rec_of(&tp, waiter)) && w->seen_tick == tick && w->state == 'D')
+			break;
+	}
+	w = rec_of(&tp, waiter);
+	if (!(w && w->seen_tick == tick && w->state == 'D'))
+		ticks = 0;
+	stop_holder(&h);
+	close(wcmd);
+	waitpid(waiter, NULL, 0);
+	pl__tprocs_free(&tp);
+	return ticks;
+}
+
+int main(void)
+{
+	char dir[] = "pl-test-dwatch.XXXXXX", path[64];
+	int rootfd, ticks;
+
+	pl__log_init("test_tracer_dwatch", true, 0);
+	/* in the build tree: a file system with an inode lock of its own */
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 99;
+	}
+	snprintf(path, sizeof(path), "%s/locked", dir);
+	rootfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 || close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		return 99;
+
+	{
+		struct pl_dwatch w;
+		int err = pl__dwatch_open(&w, false);
+
+		if (err < 0) {
+			/* not root, no BPF, an older kernel, a container */
+			printf("# no D watch here: %s\n", strerror(-err));
+			TAP_SKIP("no D watch on this system");
+		} else {
+			pl__dwatch_close(&w);
+			ticks = lock_wait_case(rootfd, path, true);
+			if (ticks >= 0)
+				TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
+					   "last reading and not its slice (%d ticks)", ticks);
+		}
+	}
+	ticks = lock_wait_case(rootfd, path, false);
+	if (ticks >= 0)
+		TAP_OK(ticks >= 2 && ticks <= 10,
+	       "without it: left as it was until its slice, within a second (%d ticks)", ticks);
+	TAP_OK(pl__probe_state(PL_PROBE_SCHED_BPF) == PL_PROBE_ABSENT &&
+		       strstr(pl__probe_message(PL_PROBE_SCHED_BPF), "forced"),
+	       "the refusal is said: %s", pl__probe_message(PL_PROBE_SCHED_BPF));
+	probe_force(NULL);
+	unlink(path);
+	rmdir(dir);
+	close(rootfd);
+	return tap_done();
+}
