@@ -28,7 +28,7 @@
  * With the D watch (dstate_watch.h: the kernel names each leader switched
  * out in D), none of that is needed to find a D state: a tick reads the
  * watched processes, those noted, those in D at their last reading, new
- * ones for BORN_TICKS, writers for HOT_TICKS, and a fiftieth of the others (for the
+ * ones, writers for HOT_TICKS, and a fiftieth of the others (for the
  * writes no counter sent the sweep to, an exec, an exit); a process running
  * at its last reading is not read again, as it cannot be in D now without a
  * note. The sleeping ones are all read only when the dirty balance says so
@@ -71,7 +71,6 @@
  * costs one failed clock read (0.1-0.4 us), a scan 400-600 us */
 #define PROBE_MAX 256
 #define HOT_TICKS 10 /* and those lately in D or dirtying pages every tick */
-#define BORN_TICKS 3 /* and new ones: a dd writes within its first ticks */
 #define NOTES_MAX 1024 /* leaders gone into D a tick; more: all are read */
 #define DIRTY_FLOOR_BYTES ((int64_t)1 << 20)
 /* Pages dirtied by no process read: a writer that exited since its last
@@ -744,10 +743,6 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	}
 	if (born)
 		credit_birth_writes(tp, p);
-	/* a process that has just started may be a dd about to write: read it
-	 * every tick for a while (then for as long as it writes) */
-	if (born)
-		p->hot_until = tick + BORN_TICKS;
 	mark_hot(tp, p, tick);
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	if (p->state == 'D')
@@ -1174,7 +1169,9 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		if (err < 0)
 			return err;
 	}
-	if (tp->kept) /* a recorded tree's scan drops, and the hash is stale */
+	/* A recorded tree's scan drops, and the hash is stale. With the D
+	 * watch, a parent in its vfork wait was noted. */
+	if (tp->kept && !tp->dwatch.on)
 		read_new_parents(tp, tick);
 	tp->n_new_children = 0;
 	shrink_table(tp);

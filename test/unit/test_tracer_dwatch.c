@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +217,52 @@ static int lock_wait_case(int rootfd, const char *path, bool watch_on)
 	return ticks;
 }
 
+/* A parent in a vfork wait is in D, no I/O wait; its child renames itself
+ * at once, as nothing the tracer reads of the child can tell it from an
+ * exec. With the watch, the parent is read in D at the next tick all the
+ * same; without, only when its new child is found unexec'd
+ * (test_tracer_sweep). */
+static void vfork_case(int rootfd)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
+	struct pl_tprocs tp;
+	int go[2], par;
+	struct pl_tproc *p;
+	char c = 'v';
+
+	probe_force(NULL);
+	if (pipe(go) || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	par = fork();
+	if (par == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (vfork() == 0) {
+			prctl(PR_SET_NAME, "renamed", 0, 0, 0);
+			usleep(500000); /* the parent waits until this exits */
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	wait_state(par, 'S');
+	tick_not_slice_of(&tp, par);
+	tick_not_slice_of(&tp, par);
+	p = rec_of(&tp, par);
+	TAP_OK(p && p->state == 'S', "a process asleep on a pipe when read (%c)", p ? p->state : '?');
+	TAP_OK(write(go[1], &c, 1) == 1 && wait_state(par, 'D'),
+	       "it vforks a child that renames itself and sleeps 500 ms: in D (%c)", state_of(par));
+	tick_not_slice_of(&tp, par);
+	p = rec_of(&tp, par);
+	TAP_OK(p && p->seen_tick == tick && p->state == 'D',
+	       "with the watch: read in D at the next tick (%c)", p ? p->state : '?');
+	close(go[1]);
+	waitpid(par, NULL, 0);
+	pl__tprocs_free(&tp);
+}
+
 int main(void)
 {
 	char dir[] = "pl-test-dwatch.XXXXXX", path[64];
@@ -246,6 +293,7 @@ int main(void)
 			if (ticks >= 0)
 				TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
 					   "last reading and not its slice (%d ticks)", ticks);
+			vfork_case(rootfd);
 		}
 	}
 	ticks = lock_wait_case(rootfd, path, false);
