@@ -311,6 +311,7 @@ static int init_readers(struct pl_tracer *t)
 	pcfg.nwatch = t->nwatch;
 	pcfg.track_writers = t->cfg.track_writers;
 	pcfg.stat_every_tick = t->cfg.stat_every_tick;
+	pcfg.no_d_watch = !t->cfg.d_watch;
 	pcfg.clk_tck = t->clk_tck;
 	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
 	pcfg.fd_budget = t->cfg.fd_budget;

@@ -37,6 +37,7 @@ struct pl_tracer_config {
 	/* --stat-every-tick: read every /proc/PID/stat each tick, as the Python
 	 * tool does, instead of only those whose schedstat says they ran. */
 	bool stat_every_tick;
+	bool d_watch;           /* --d-watch: the BPF watch of D states (dstate_watch.h) */
 	/* /proc descriptors kept open at most; 0: all the process may keep
 	 * (common/fd_budget.h). perflinkd gives a share when the resource
 	 * sampler keeps some too. */

@@ -151,6 +151,8 @@ struct pl_tprocs_cfg {
 	/* the tick's length; 0: unknown. A full sweep for blocked tasks is put
 	 * off a tick only at 100 ms or less (pl__blocked_rule_sweep) */
 	double interval_ms;
+	/* --d-watch=no: no BPF watch of D states, even where it would load */
+	bool no_d_watch;
 };
 
 /* Whether tasks in an I/O wait that the first pass did not find in D make

@@ -196,7 +196,7 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 	tp->cpuclock = tp->own_pid_ns && cpuclock_works();
 	/* the watch's pids are this namespace's (it checks that it is the
 	 * initial one); --stat-every-tick reads every process anyway */
-	if (tp->own_pid_ns && !tp->cfg.stat_every_tick && !tp->dwatch.on)
+	if (tp->own_pid_ns && !tp->cfg.stat_every_tick && !tp->cfg.no_d_watch && !tp->dwatch.on)
 		pl__dwatch_open(&tp->dwatch, tp->cost != NULL);
 	else if (!tp->own_pid_ns && tp->dwatch.on)
 		pl__dwatch_close(&tp->dwatch);

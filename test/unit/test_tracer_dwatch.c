@@ -169,7 +169,7 @@ static int start_waiter(const char *path, int *cmd)
  * be held here. */
 static int lock_wait_case(int rootfd, const char *path, bool watch_on)
 {
-	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	struct pl_tprocs tp;
 	struct holder h;
 	int waiter, wcmd, ticks = 0;
@@ -224,7 +224,7 @@ static int lock_wait_case(int rootfd, const char *path, bool watch_on)
  * (test_tracer_sweep). */
 static void vfork_case(int rootfd)
 {
-	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	struct pl_tprocs tp;
 	int go[2], par;
 	struct pl_tproc *p;

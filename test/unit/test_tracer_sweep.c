@@ -432,7 +432,7 @@ static bool child_writes(int cmd, int ack)
 
 int main(void)
 {
-	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	char dir[] = "pl-test-sweep.XXXXXX", file[64];
 	int cmd[2], ack[2], out, rootfd;
 	uint64_t wb, wc, full;
