@@ -108,6 +108,9 @@ struct pl_tproc {
 	/* the D watch noted it switched out in D before this tick: read it,
 	 * asleep or not */
 	uint64_t noted_tick;
+	/* it ran before a reading of its io alone (tracer_procs.c): its comm
+	 * and threads may have changed without its stat read since */
+	bool stat_behind;
 	/* read every tick until then, asleep or not: seen in D or dirtying
 	 * pages lately (a fsync loop, jbd2), it may do so again at once */
 	uint64_t hot_until;

@@ -448,6 +448,7 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	p->blkio_ticks = st.blkio_ticks;
 	p->has_blkio = st.has_blkio;
 	p->stat_now = true;
+	p->stat_behind = false;
 	return 0;
 }
 
@@ -603,6 +604,20 @@ static void mark_hot(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t ti
 		p->hot_until = tick + HOT_TICKS;
 }
 
+/* With the D watch, what stat would tell of an unwatched process that is
+ * out of D at its last reading and was not noted since is known: it is not
+ * in D now, and its block-I/O delay did not grow (an I/O wait is a D state,
+ * which the watch would have noted). So a writer read for the bully's
+ * history needs only its io, whose kept fd fails once the process is gone.
+ * Its slice still reads stat, for a new comm (an exec) and its threads,
+ * even if it did not run since: it ran before a reading that skipped stat. */
+static bool io_tells_all(const struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t tick)
+{
+	return tp->dwatch.on && p->label < 0 && p->state != 'D' && p->noted_tick != tick &&
+	       p->ss_ok && p->io_fd >= 0 && !p->io_denied && tp->cfg.track_writers &&
+	       (unsigned)p->pid % SLICES_WATCHED != tick % SLICES_WATCHED;
+}
+
 /* Re-read one known process. false when it is gone. */
 static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
@@ -612,7 +627,11 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 
 	clear_tick(p);
 	read_schedstat(tp, p, &ran);
-	if (!p->ss_ok || ran || !sleeping(p->state) || tp->cfg.stat_every_tick) {
+	if (io_tells_all(tp, p, tick)) {
+		p->stat_now = true; /* out of D, and no I/O wait of its ended */
+		p->stat_behind |= ran;
+	} else if (!p->ss_ok || ran || p->stat_behind || !sleeping(p->state) ||
+		   tp->cfg.stat_every_tick) {
 		uint64_t before = p->first_tick;
 
 		err = update_stat(tp, p, tick);

@@ -263,6 +263,73 @@ static void vfork_case(int rootfd)
 	pl__tprocs_free(&tp);
 }
 
+/* With the watch, a writer read for the bully's history between its slices
+ * is read for its io alone: what it wrote lands in the tick, and a new name
+ * (which only stat shows) waits for its slice. */
+static void writer_case(int rootfd, const char *path)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs_hint dirtied = { true, 0, (int64_t)1 << 30 };
+	static char block[65536];
+	struct pl_tprocs tp;
+	int go[2], ack[2], pid;
+	struct pl_tproc *p;
+	uint64_t wb = 0, wc = 0;
+	char c = 'n';
+
+	probe_force(NULL);
+	if (pipe(go) || pipe(ack) || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		close(go[1]);
+		close(ack[0]);
+		memset(block, 'w', sizeof(block));
+		if (fd < 0 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		prctl(PR_SET_NAME, "renamed-writer", 0, 0, 0);
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block) ||
+		    write(ack[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ack[1]);
+	wait_state(pid, 'S');
+	tick_not_slice_of(&tp, pid);
+	tick_not_slice_of(&tp, pid);
+	p = rec_of(&tp, pid);
+	TAP_OK(p && p->state == 'S' && p->io_fd >= 0, "a process asleep, its io kept open");
+	TAP_OK(write(go[1], &c, 1) == 1 && read(ack[0], &c, 1) == 1,
+	       "it renames itself, writes 64 KiB and sleeps again");
+	do
+		tick++;
+	while (tick % 10 == (unsigned)pid % 10);
+	pl__tprocs_tick(&tp, tick, 0, &dirtied);
+	p = rec_of(&tp, pid);
+	if (p)
+		pl__writes_sum(&p->writes, tick, tick, &wb, &wc);
+	TAP_OK(p && p->seen_tick == tick && wc >= sizeof(block),
+	       "pages dirtied that nobody read explains: read, its 64 KiB in this tick (%llu)",
+	       (unsigned long long)wc);
+	TAP_OK(p && strcmp(p->comm, "renamed-writer") != 0,
+	       "from its io alone: its new name is not read yet (%s)", p ? p->comm : "?");
+	for (int i = 0; i < 50 && p && (unsigned)pid % 50 != tick % 50; i++) {
+		pl__tprocs_tick(&tp, ++tick, 0, &(struct pl_tprocs_hint){ false, 0, 0 });
+		p = rec_of(&tp, pid);
+	}
+	TAP_OK(p && strcmp(p->comm, "renamed-writer") == 0,
+	       "its slice reads stat, though it has not run since: %s",
+	       p ? p->comm : "?");
+	close(go[1]);
+	close(ack[0]);
+	waitpid(pid, NULL, 0);
+	pl__tprocs_free(&tp);
+}
+
 int main(void)
 {
 	char dir[] = "pl-test-dwatch.XXXXXX", path[64];
@@ -294,6 +361,7 @@ int main(void)
 				TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
 					   "last reading and not its slice (%d ticks)", ticks);
 			vfork_case(rootfd);
+			writer_case(rootfd, path);
 		}
 	}
 	ticks = lock_wait_case(rootfd, path, false);
