@@ -28,11 +28,11 @@
  * With the D watch (dstate_watch.h: the kernel names each leader switched
  * out in D), none of that is needed to find a D state: a tick reads the
  * watched processes, those noted, those in D at their last reading, new
- * ones, writers for HOT_TICKS, and a fiftieth of the others (for the
- * writes no counter sent the sweep to, an exec, an exit); a process running
- * at its last reading is not read again, as it cannot be in D now without a
- * note. The sleeping ones are all read only when the dirty balance says so
- * (or the watch's ring overflowed).
+ * ones, those running at their last reading, writers for HOT_TICKS, and a
+ * fiftieth of the others (for the writes no counter sent the sweep to, an
+ * exec, an exit); an unwatched one out of D and not noted for its io alone.
+ * The sleeping ones are all read only when the dirty balance says so (or
+ * the watch's ring overflowed).
  * For a process it reads, schedstat first (for a single-threaded one, its
  * CPU clock instead, a third cheaper): if the leader did not run since
  * the last reading, its state and blkio cannot have changed (a task must run
@@ -579,16 +579,15 @@ static void clear_tick(struct pl_tproc *p)
  * write history is left alone: a tick after its last entry reads as 0 (the
  * sums stop at the last one, the next entry zeroes the ticks between), and
  * not touching it keeps ~250 skipped processes a tick off four cache lines
- * each. With the D watch (d_watch), one running at its last reading is
- * skipped too: it cannot be in D now unless it was noted, and an unwatched
- * process out of D has no row. */
+ * each. One running at its last reading is read, with the D watch (d_watch)
+ * for its io alone: it is the likeliest writer, and a dd that has just
+ * started and written nothing yet at its first reading is one. */
 static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all, bool d_watch)
 {
 	unsigned slices = d_watch ? SLICES_WATCHED : SLICES;
 
-	if (all || p->label >= 0 || tick < p->hot_until || p->noted_tick == tick ||
-	    (d_watch ? p->state == 'D' : !sleeping(p->state)) ||
-	    (unsigned)p->pid % slices == tick % slices)
+	if (all || p->label >= 0 || !sleeping(p->state) || tick < p->hot_until ||
+	    p->noted_tick == tick || (unsigned)p->pid % slices == tick % slices)
 		return false;
 	clear_tick(p);
 	p->stat_now = true;
