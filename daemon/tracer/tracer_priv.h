@@ -208,6 +208,7 @@ struct pl_tprocs {
 	uint64_t full_sweeps;  /* ticks that read the sleeping processes too */
 	uint64_t probes;       /* ticks that looked new pids up instead of a scan */
 	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
+	int self_pid;          /* the tracer's pid there, 0 when not own_pid_ns */
 	/* bytes the kernel says were dirtied less those the processes read
 	 * account for (write_bytes is counted as a page is dirtied): above 0,
 	 * some process not read wrote them */

@@ -192,6 +192,7 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 		return fd;
 	tp->scanfd = fd;
 	tp->own_pid_ns = keep_fds && self_is(rootfd, getpid());
+	tp->self_pid = tp->own_pid_ns ? (int)getpid() : 0;
 	/* a clock is looked up by pid in this process's pid namespace */
 	tp->cpuclock = tp->own_pid_ns && cpuclock_works();
 	/* the watch's pids are this namespace's (it checks that it is the
@@ -579,15 +580,20 @@ static void clear_tick(struct pl_tproc *p)
  * write history is left alone: a tick after its last entry reads as 0 (the
  * sums stop at the last one, the next entry zeroes the ticks between), and
  * not touching it keeps ~250 skipped processes a tick off four cache lines
- * each. One running at its last reading is read, with the D watch (d_watch)
- * for its io alone: it is the likeliest writer, and a dd that has just
- * started and written nothing yet at its first reading is one. */
-static bool skip_one(struct pl_tproc *p, uint64_t tick, bool all, bool d_watch)
+ * each. One running at its last reading is read, with the D watch for its
+ * io alone: it is the likeliest writer, and a dd that has just started and
+ * written nothing yet at its first reading is one. The tracer itself, unless
+ * watched, is not: it is running whenever it reads itself, never in D, and
+ * what it writes is its own output, no bully's. */
+static bool skip_one(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool all)
 {
-	unsigned slices = d_watch ? SLICES_WATCHED : SLICES;
+	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
 
-	if (all || p->label >= 0 || !sleeping(p->state) || tick < p->hot_until ||
-	    p->noted_tick == tick || (unsigned)p->pid % slices == tick % slices)
+	if (all || p->label >= 0)
+		return false;
+	if (p->pid != tp->self_pid &&
+	    (!sleeping(p->state) || tick < p->hot_until || p->noted_tick == tick ||
+	     (unsigned)p->pid % slices == tick % slices))
 		return false;
 	clear_tick(p);
 	p->stat_now = true;
@@ -990,7 +996,7 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_fo
 		uint64_t t0;
 		bool alive;
 
-		if (p->seen_tick == tick || skip_one(p, tick, all, tp->dwatch.on)) {
+		if (p->seen_tick == tick || skip_one(tp, p, tick, all)) {
 			skipped += p->seen_tick != tick;
 			i++;
 			continue;

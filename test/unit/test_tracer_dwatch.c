@@ -368,6 +368,27 @@ static void overflow_case(int rootfd)
 	pl__tprocs_free(&tp);
 }
 
+/* The tracer itself, unwatched, is read once: running whenever it reads
+ * itself, it is never in D, and what it writes is its own output. */
+static void self_case(int rootfd)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs_hint none = { false, 0, 0 };
+	struct pl_tprocs tp;
+	struct pl_tproc *me;
+
+	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	pl__tprocs_tick(&tp, ++tick, 0, &none);
+	me = rec_of(&tp, getpid());
+	TAP_OK(me && me->io_now && me->state == 'R', "the first tick reads the tracer: running (%c)",
+	       me ? me->state : '?');
+	pl__tprocs_tick(&tp, ++tick, 0, &none);
+	me = rec_of(&tp, getpid());
+	TAP_OK(me && !me->io_now, "the next one does not");
+	pl__tprocs_free(&tp);
+}
+
 int main(void)
 {
 	char dir[] = "pl-test-dwatch.XXXXXX", path[64];
@@ -410,6 +431,7 @@ int main(void)
 			overflow_case(rootfd);
 		}
 	}
+	self_case(rootfd);
 	ticks = lock_wait_case(rootfd, path, false);
 	if (ticks >= 0)
 		TAP_OK(ticks >= 2 && ticks <= 10,
