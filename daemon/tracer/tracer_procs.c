@@ -582,18 +582,17 @@ static void clear_tick(struct pl_tproc *p)
  * not touching it keeps ~250 skipped processes a tick off four cache lines
  * each. One running at its last reading is read, with the D watch for its
  * io alone: it is the likeliest writer, and a dd that has just started and
- * written nothing yet at its first reading is one. The tracer itself, unless
- * watched, is not: it is running whenever it reads itself, never in D, and
- * what it writes is its own output, no bully's. */
+ * written nothing yet at its first reading is one. The tracer itself is
+ * taken as asleep: it is running whenever it reads itself, and so never in
+ * D; its writes (its output, or perflinkd's) are read in its slice, and
+ * while it is hot. */
 static bool skip_one(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool all)
 {
 	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
 
-	if (all || p->label >= 0)
-		return false;
-	if (p->pid != tp->self_pid &&
-	    (!sleeping(p->state) || tick < p->hot_until || p->noted_tick == tick ||
-	     (unsigned)p->pid % slices == tick % slices))
+	if (all || p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
+	    tick < p->hot_until || p->noted_tick == tick ||
+	    (unsigned)p->pid % slices == tick % slices)
 		return false;
 	clear_tick(p);
 	p->stat_now = true;
