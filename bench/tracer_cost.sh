@@ -20,6 +20,8 @@
 #   bench/tracer_cost.sh [PERFLINK] [SECONDS] [IDLE_PROCESSES] [MODES]
 #
 # PERFLINK defaults to build/daemon/perflink; MODES to "quiet churn stall";
+# PERFLINK_ARGS adds options to perflink trace (--d-watch=no: without the
+# BPF watch of D states, as where it cannot load);
 # the Python tracer is ../shared/seeds/io_stall_tracer.py beside the
 # repository (PYTRACER overrides). CPU time is each tracer's schedstat run
 # time (ns), cross-checked with utime+stime. Both tracers renice themselves
@@ -121,8 +123,9 @@ for mode in $modes; do
 	sleep 1
 	python3 "$pytracer" --out "$work/py.csv" --hz $hz --disk "$disk" 2>"$work/py.err" &
 	py=$!
+	# shellcheck disable=SC2086 # PERFLINK_ARGS is words
 	"$perflink" trace --out "$work/pl.csv" --hz $hz --disk "$disk" --cost-split \
-		2>"$work/pl.err" &
+		${PERFLINK_ARGS:-} 2>"$work/pl.err" &
 	pl=$!
 	# both past their start-up: a second, and a first tick written each
 	sleep 1
