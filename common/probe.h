@@ -11,9 +11,8 @@
  * Test seam: PERFLINK_PROBE_FAIL=name[,name...] (read once, at the first
  * call) forces the named probes absent. Names are those of pl__probe_name():
  * memfd, smaps_rollup, psi, delayacct, ffs_aio, eventfd_flags, sched_bpf.
- * An unknown
- * name is warned about and ignored. It exists so that the fallbacks run on a
- * kernel that has everything; it is not a tuning knob.
+ * An unknown name is warned about and ignored. It exists so that the
+ * fallbacks run on a kernel that has everything; it is not a tuning knob.
  *
  * Thread-safe (atomics); not async-signal-safe (logs). */
 #ifndef PL_COMMON_PROBE_H
