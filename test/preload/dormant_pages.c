@@ -1,8 +1,8 @@
 /* The target of preload_dormant: calls the hooks a short-lived program
  * meets (open, openat, ioctl, poll, select, epoll, dup, close, dlsym) and then
  * says how many pages of the shim's .bss are present in its page tables
- * (/proc/self/pagemap): the pages of the shim's writable segment past its
- * file-backed part, found from the shim's program headers. A dormant shim
+ * (/proc/self/pagemap): the whole pages of the shim's writable segment past
+ * its file-backed part, found from the shim's program headers. A dormant shim
  * must have faulted in none of them (dormant.h): each one is what a
  * process start pays for, 12-15 µs on a paravirtualised guest.
  *
@@ -80,8 +80,10 @@ static int find_bss(struct dl_phdr_info *info, size_t size, void *data)
 			uintptr_t file_end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
 			uintptr_t mem_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 
+			/* whole pages only: musl's loader gives the unused tail
+			 * of the last one to malloc, which writes there */
 			b->from = (file_end + page - 1) & ~(page - 1);
-			b->to = (mem_end + page - 1) & ~(page - 1);
+			b->to = mem_end & ~(page - 1);
 		}
 	}
 	return 1;

@@ -27,6 +27,14 @@
 #include "tap.h"
 #include "tracer_priv.h"
 
+/* musl declares ioctl(int, int, ...): a request above INT_MAX is passed as
+ * the int it becomes there (as test/preload/hooks_probe.c does) */
+#ifdef __GLIBC__
+#define REQ(r) (r)
+#else
+#define REQ(r) ((int)(r))
+#endif
+
 static const char *const watch[] = { "no-such-comm-watched" };
 static uint64_t tick;
 
@@ -84,7 +92,7 @@ static void holder_main(const char *path, int cmd, int ack)
 	char c = 'h';
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
 
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0)
+	if (uffd < 0 || ioctl(uffd, REQ(UFFDIO_API), &api) < 0)
 		_exit(2); /* no userfaultfd here, or not allowed */
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	memset(&reg, 0, sizeof(reg));
@@ -92,7 +100,7 @@ static void holder_main(const char *path, int cmd, int ack)
 	reg.range.len = 4096;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 	file_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (page == MAP_FAILED || ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 || file_fd < 0 ||
+	if (page == MAP_FAILED || ioctl(uffd, REQ(UFFDIO_REGISTER), &reg) < 0 || file_fd < 0 ||
 	    pthread_create(&th, NULL, copy_from_missing_page, NULL) != 0)
 		_exit(2);
 	if (read(uffd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg) ||
@@ -100,7 +108,7 @@ static void holder_main(const char *path, int cmd, int ack)
 		_exit(1);
 	memset(&zp, 0, sizeof(zp));
 	zp.range = reg.range;
-	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+	if (ioctl(uffd, REQ(UFFDIO_ZEROPAGE), &zp) < 0)
 		_exit(1);
 	pthread_join(th, NULL);
 	_exit(0);
