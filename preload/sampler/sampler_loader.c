@@ -80,7 +80,9 @@ void pl__sampler_start(const struct pl_settings *s)
 	m->start(s);
 }
 
-void pl__sampler_finish(void)
+/* run by the destructor of every process, dormant or not: kept with the
+ * load-time code (dormant.h) */
+PL_DORMANT_CODE void pl__sampler_finish(void)
 {
 	const struct pl_sampler_module *m = __atomic_load_n(&module, __ATOMIC_ACQUIRE);
 

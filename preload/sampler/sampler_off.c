@@ -2,6 +2,7 @@
  * and PERFLINK_SAMPLE=1 says why nothing happens. */
 #include "sampler.h"
 #include "diag.h"
+#include "dormant.h"
 
 void pl__sampler_start(const struct pl_settings *s)
 {
@@ -9,7 +10,7 @@ void pl__sampler_start(const struct pl_settings *s)
 		pl__diag("PERFLINK_SAMPLE=1 but this build has no libunwind; the sampler is off");
 }
 
-void pl__sampler_finish(void)
+PL_DORMANT_CODE void pl__sampler_finish(void)
 {
 }
 
