@@ -179,6 +179,10 @@ void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
  * and the skew between the reads account for (tracer_procs.c). */
 bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found);
 
+/* new processes whose opening a tick puts off to the next at most (more
+ * are opened at once) */
+#define PL_TBIRTHS_MAX 256
+
 struct pl_tprocs {
 	struct pl_tprocs_cfg cfg;
 	int rootfd;            /* borrowed */
@@ -229,8 +233,13 @@ struct pl_tprocs {
 	 * sleeping processes need not be read to find a D state */
 	struct pl_dwatch dwatch;
 	int *notes;
-	size_t notes_cap;
+	size_t notes_cap, n_notes; /* n_notes: taken this tick, 0 on overflow */
 	uint64_t notes_read, note_overflows;
+	/* With the D watch: pids a probe found alive but did not open, each
+	 * opened at the next tick if it still lives (tracer_procs.c, "births") */
+	int births[PL_TBIRTHS_MAX];
+	size_t n_births;
+	uint64_t births_deferred, births_unopened;
 };
 
 /* What the system counters say about a tick, for the sweep to decide

@@ -28,7 +28,8 @@
  * With the D watch (dstate_watch.h: the kernel names each leader switched
  * out in D), none of that is needed to find a D state: a tick reads the
  * watched processes, those noted, those in D at their last reading, new
- * ones, those running at their last reading, writers for HOT_TICKS, and a
+ * ones that lived on since the last tick (births, below), those running at
+ * their last reading, writers for HOT_TICKS, and a
  * fiftieth of the others (for the writes no counter sent the sweep to, an
  * exec, an exit); an unwatched one out of D and not noted for its io alone.
  * The sleeping ones are all read only when the dirty balance says so (or
@@ -187,6 +188,7 @@ int pl__tprocs_set_root(struct pl_tprocs *tp, int rootfd, bool keep_fds)
 	tp->rootfd = rootfd;
 	tp->kept = keep_fds;
 	tp->no_schedstat = false;
+	tp->n_births = 0;
 	fd = pl__procdir_open(rootfd, ".");
 	if (fd < 0)
 		return fd;
@@ -843,10 +845,12 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	bool overflow;
 	size_t n;
 
+	tp->n_notes = 0;
 	if (!tp->dwatch.on)
 		return false;
 	n = pl__dwatch_drain(&tp->dwatch, tp->notes, tp->notes_cap, &overflow);
 	tp->notes_read += n;
+	tp->n_notes = overflow ? 0 : n;
 	if (n > 0 && !overflow && rebuild_hash(tp) < 0)
 		overflow = true;
 	for (size_t i = 0; i < n && !overflow; i++) {
@@ -882,20 +886,83 @@ static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	return err < 0 ? err : 0;
 }
 
+/* Births. Under churn (a shell loop, a build) most new processes live a
+ * few ms: the probe finds a pid or two alive each tick that is gone by the
+ * next, and opening its stat and io (40-100 us) and failing the next read
+ * was a fifth of such a tick. With the D watch, a new process need not be
+ * read at once to find a D state (the watch notes it; one noted is opened
+ * at once), and what it wrote before its first reading is credited to it
+ * then (credit_birth_writes): so a pid found alive is only remembered, and
+ * opened at the next tick if it still lives. What is lost: the writes of a
+ * process that lives between one and two ticks, and a new process's first
+ * row, a tick late, when it is watched by name. Without the watch a new
+ * process is read at once, for its D state and its parent's vfork wait. */
+static bool defers_births(const struct pl_tprocs *tp)
+{
+	return tp->dwatch.on && tp->cpuclock && tp->kept && !tp->cfg.stat_every_tick;
+}
+
+static bool noted_now(const struct pl_tprocs *tp, int pid)
+{
+	for (size_t i = 0; i < tp->n_notes; i++) {
+		if (tp->notes[i] == pid)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a process (not a thread: a thread's id has no process clock) has
+ * pid now: one clock read, no open. */
+static bool process_lives(struct pl_tprocs *tp, int pid)
+{
+	struct pl_tproc probe_only = { .pid = pid };
+	uint64_t run_ns;
+
+	return read_cpuclock(tp, &probe_only, &run_ns) == 0;
+}
+
+/* The births the last tick put off: opened now if they still live. The hash
+ * must be current. */
+static int open_surviving_births(struct pl_tprocs *tp, uint64_t tick)
+{
+	size_t n = tp->n_births;
+	int err = 0;
+
+	tp->n_births = 0;
+	for (size_t i = 0; i < n && err == 0; i++) {
+		err = consider(tp, tp->births[i], tick, true);
+		if (err == 0 && lookup(tp, tp->births[i]) < 0)
+			tp->births_unopened++;
+	}
+	return err;
+}
+
 /* The pids handed out since the last tick, (from, to], looked up one by one
  * instead of listing the directory, whose getdents costs ~2 us a process:
- * under churn most are gone already (one failed open), the others are
- * added. Threads take pids too, and are refused by add. */
+ * under churn most are gone already (one failed clock read or open), the
+ * others are added, or with the D watch remembered (births, above). Threads
+ * take pids too, and are refused by add. */
 static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick)
 {
 	uint64_t t0 = pl__tcost_now(tp->cost), new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
+	bool defer = defers_births(tp);
 	int err;
 
 	tp->probes++;
 	if ((err = rebuild_hash(tp)) < 0)
 		return err;
-	for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
+	for (uint64_t pid = from + 1; pid <= to && err == 0; pid++) {
+		if (defer && tp->n_births < PL_TBIRTHS_MAX && lookup(tp, (int)pid) < 0 &&
+		    !noted_now(tp, (int)pid)) {
+			tp->phase = PL_TPHASE_PROBE;
+			if (process_lives(tp, (int)pid)) {
+				tp->births[tp->n_births++] = (int)pid;
+				tp->births_deferred++;
+			}
+			continue;
+		}
 		err = consider(tp, (int)pid, tick, true);
+	}
 	if (tp->cost) {
 		pl__tcost_done(tp->cost, PL_TPHASE_PROBE, t0, to - from);
 		tp->cost->ph[PL_TPHASE_PROBE].ns -= tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
@@ -1149,6 +1216,14 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 	tp->n_new_children = 0;
 	if (take_notes(tp, tick))
 		all = true;
+	/* before the sweep: what the survivors wrote since birth is in the
+	 * dirty balance the sweep weighs */
+	if (tp->n_births > 0) {
+		int err = rebuild_hash(tp);
+
+		if (err < 0 || (err = open_surviving_births(tp, tick)) < 0)
+			return err;
+	}
 	sweep(tp, tick, all, &found);
 	if (all) {
 		tp->full_sweeps++;

@@ -376,6 +376,132 @@ static void overflow_case(int rootfd)
 	pl__tprocs_free(&tp);
 }
 
+/* loadavg's last pid: what the tracer gives pl__tprocs_tick, so that new
+ * processes are looked up by pid (the probe) rather than by a scan. */
+static uint64_t last_pid_now(void)
+{
+	unsigned long long pid = 0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (!f || fscanf(f, "%*s %*s %*s %*s %llu", &pid) != 1)
+		pid = 0;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+static void probe_tick(struct pl_tprocs *tp)
+{
+	struct pl_tprocs_hint none = { false, 0, 0 };
+
+	if (pl__tprocs_tick(tp, ++tick, last_pid_now(), &none) < 0)
+		exit(99);
+}
+
+/* A child asleep on the pipe p until its write end is closed: every write
+ * end the test holds is closed in the child. */
+static int fork_reader(const int *p, int other_write_end)
+{
+	int pid = fork();
+	char c;
+
+	if (pid == 0) {
+		close(p[1]);
+		close(other_write_end);
+		_exit(read(p[0], &c, 1) < 0);
+	}
+	return pid;
+}
+
+/* Births (tracer_procs.c): with the watch, a new process the probe finds
+ * alive is opened at the next tick only if it still lives, so one that
+ * exits first is never opened, while one the watch noted in D (a vfork
+ * parent) is opened at once; without the watch every one is opened at
+ * once. Three new processes: two asleep on pipes, one in a vfork wait. The
+ * probe needs no more than 256 pids handed out between two ticks: a tick
+ * that had to scan instead is tried again. */
+static void births_case(int rootfd, bool watch_on)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	int lives[2], quits[2], a, b, c, tries = 0;
+	uint64_t scans, unopened;
+	struct pl_tproc *pa, *pb, *pc;
+
+	probe_force(watch_on ? NULL : "sched_bpf");
+	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	TAP_OK(tp.dwatch.on == watch_on, "births: the D watch is %s", watch_on ? "on" : "refused");
+	do {
+		if (pipe(lives) || pipe(quits))
+			exit(99);
+		probe_tick(&tp);
+		probe_tick(&tp);
+		scans = tp.dir_scans;
+		a = fork_reader(lives, quits[1]);
+		b = fork_reader(quits, lives[1]);
+		c = fork();
+		if (c == 0) {
+			close(lives[1]);
+			close(quits[1]);
+			if (vfork() == 0) {
+				usleep(500000); /* the parent waits in D until this exits */
+				_exit(0);
+			}
+			_exit(0);
+		}
+		wait_state(a, 'S');
+		wait_state(b, 'S');
+		wait_state(c, 'D');
+		probe_tick(&tp);
+		if (tp.dir_scans == scans)
+			break;
+		close(lives[1]);
+		close(quits[1]);
+		waitpid(a, NULL, 0);
+		waitpid(b, NULL, 0);
+		waitpid(c, NULL, 0);
+		close(lives[0]);
+		close(quits[0]);
+	} while (++tries < 3);
+	TAP_OK(tp.dir_scans == scans, "the new pids were looked up by the probe (scans %llu, tries %d)",
+	       (unsigned long long)(tp.dir_scans - scans), tries + 1);
+	pa = rec_of(&tp, a);
+	pb = rec_of(&tp, b);
+	pc = rec_of(&tp, c);
+	if (watch_on) {
+		TAP_OK(!pa && !pb && tp.births_deferred >= 2,
+		       "with the watch: two new processes asleep are not opened at the tick that "
+		       "finds them (put off %llu)", (unsigned long long)tp.births_deferred);
+		TAP_OK(pc && pc->seen_tick == tick && pc->state == 'D',
+		       "one the watch noted going into D is opened at once, in D (%c)",
+		       pc ? pc->state : '-');
+	} else {
+		TAP_OK(pa && pb && pc && pc->state == 'D' && tp.births_deferred == 0,
+		       "without the watch: every new process is opened at once, the vfork parent in "
+		       "D (%c)", pc ? pc->state : '-');
+	}
+	unopened = tp.births_unopened;
+	close(quits[1]);
+	waitpid(b, NULL, 0);
+	probe_tick(&tp);
+	pa = rec_of(&tp, a);
+	if (watch_on) {
+		TAP_OK(pa && pa->seen_tick == tick && pa->state == 'S' && pa->stat_fd >= 0,
+		       "at the next tick the one that lives on is opened (%c)", pa ? pa->state : '-');
+		TAP_OK(!rec_of(&tp, b) && tp.births_unopened > unopened,
+		       "and the one that exited in between never was (gone before opened: %llu)",
+		       (unsigned long long)(tp.births_unopened - unopened));
+	}
+	close(lives[1]);
+	waitpid(a, NULL, 0);
+	waitpid(c, NULL, 0);
+	close(lives[0]);
+	close(quits[0]);
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 /* The tracer itself, unwatched, is taken for asleep: running whenever it
  * reads itself, it is never in D. */
 static void self_case(int rootfd)
@@ -440,9 +566,11 @@ int main(void)
 			vfork_case(rootfd);
 			writer_case(rootfd, path);
 			overflow_case(rootfd);
+			births_case(rootfd, true);
 		}
 	}
 	self_case(rootfd);
+	births_case(rootfd, false);
 	ticks = lock_wait_case(rootfd, path, false);
 	if (ticks >= 0)
 		TAP_OK(ticks >= 2 && ticks <= 10,
