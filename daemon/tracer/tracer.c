@@ -669,6 +669,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->dir_scans = tp->dir_scans;
 	out->full_sweeps = tp->full_sweeps;
 	out->probes = tp->probes;
+	out->pid_lists = tp->pid_lists;
 	out->births_deferred = tp->births_deferred;
 	out->births_unopened = tp->births_unopened;
 	out->kept_fds = (uint64_t)tp->fds_open;

@@ -90,6 +90,7 @@ struct pl_tracer_stats {
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
+	uint64_t pid_lists;     /* of them, those that listed the live ones from /proc */
 	/* with the D watch: new processes found alive whose opening waited
 	 * a tick, and of them those gone by then (never opened) */
 	uint64_t births_deferred, births_unopened;

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "dstate_watch.h"
+#include "pid_range.h"
 #include "json_writer.h"
 #include "log.h"
 #include "proc_parse.h"
@@ -198,6 +199,8 @@ struct pl_tprocs {
 	long fd_budget, fds_open;
 	uint64_t last_pid, scan_tick;
 	bool have_last_pid;
+	/* new pids are listed from /proc at their position (pid_range.h) */
+	struct pl_pid_range pid_range;
 	struct pl_writes_gone gone; /* recent writers that exited */
 	/* pids given a CSV baseline since the last prune, dead ones included,
 	 * as the Python tool's map counts them */
@@ -211,6 +214,7 @@ struct pl_tprocs {
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t full_sweeps;  /* ticks that read the sleeping processes too */
 	uint64_t probes;       /* ticks that looked new pids up instead of a scan */
+	uint64_t pid_lists;    /* of them, those that listed them (pid_range.h) */
 	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
 	int self_pid;          /* the tracer's pid there, 0 when not own_pid_ns */
 	/* bytes the kernel says were dirtied less those the processes read

@@ -417,15 +417,17 @@ static int fork_reader(const int *p, int other_write_end)
  * alive is opened at the next tick only if it still lives, so one that
  * exits first is never opened, while one the watch noted in D (a vfork
  * parent) is opened at once; without the watch every one is opened at
- * once. Three new processes: two asleep on pipes, one in a vfork wait. The
- * probe needs no more than 256 pids handed out between two ticks: a tick
- * that had to scan instead is tried again. */
-static void births_case(int rootfd, bool watch_on)
+ * once. Three new processes: two asleep on pipes, one in a vfork wait;
+ * after crowd that are gone, so many new pids that the probe lists the
+ * live ones from /proc instead of looking each up. The probe needs no
+ * more than 256 pids handed out between two ticks: a tick that had to scan
+ * instead is tried again. */
+static void births_case(int rootfd, bool watch_on, int crowd)
 {
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	struct pl_tprocs tp;
 	int lives[2], quits[2], a, b, c, tries = 0;
-	uint64_t scans, unopened;
+	uint64_t scans, lists, unopened;
 	struct pl_tproc *pa, *pb, *pc;
 
 	probe_force(watch_on ? NULL : "sched_bpf");
@@ -438,6 +440,16 @@ static void births_case(int rootfd, bool watch_on)
 		probe_tick(&tp);
 		probe_tick(&tp);
 		scans = tp.dir_scans;
+		lists = tp.pid_lists;
+		/* crowd processes gone before the tick: the pids a tick hands
+		 * out under churn, which a listing passes over */
+		for (int i = 0; i < crowd; i++) {
+			int gone = fork();
+
+			if (gone == 0)
+				_exit(0);
+			waitpid(gone, NULL, 0);
+		}
 		a = fork_reader(lives, quits[1]);
 		b = fork_reader(quits, lives[1]);
 		c = fork();
@@ -464,8 +476,11 @@ static void births_case(int rootfd, bool watch_on)
 		close(lives[0]);
 		close(quits[0]);
 	} while (++tries < 3);
-	TAP_OK(tp.dir_scans == scans, "the new pids were looked up by the probe (scans %llu, tries %d)",
-	       (unsigned long long)(tp.dir_scans - scans), tries + 1);
+	TAP_OK(tp.dir_scans == scans && tp.pid_lists == lists + (crowd ? 1 : 0),
+	       "%d new pids %s, no scan (scans %llu, lists %llu, tries %d)", crowd + 4,
+	       crowd ? "listed from their place in /proc" : "looked up one by one",
+	       (unsigned long long)(tp.dir_scans - scans),
+	       (unsigned long long)(tp.pid_lists - lists), tries + 1);
 	pa = rec_of(&tp, a);
 	pb = rec_of(&tp, b);
 	pc = rec_of(&tp, c);
@@ -566,11 +581,13 @@ int main(void)
 			vfork_case(rootfd);
 			writer_case(rootfd, path);
 			overflow_case(rootfd);
-			births_case(rootfd, true);
+			births_case(rootfd, true, 0);
+			births_case(rootfd, true, 100);
 		}
 	}
 	self_case(rootfd);
-	births_case(rootfd, false);
+	births_case(rootfd, false, 0);
+	births_case(rootfd, false, 100);
 	ticks = lock_wait_case(rootfd, path, false);
 	if (ticks >= 0)
 		TAP_OK(ticks >= 2 && ticks <= 10,
