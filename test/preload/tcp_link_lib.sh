@@ -1,5 +1,5 @@
 # Sourced by the TCP link tests (test_e2e_tcp.sh, test_keep_every_frame_tcp.sh,
-# test/daemon/test_tcp_auth.sh;
+# test_producer_exit_tcp.sh, test/daemon/test_tcp_auth.sh;
 # test_daemon_gone.sh takes only check):
 # TAP checks, a scratch directory, a perflinkd with its link on a free local
 # TCP port, and a perflink-host to it (start_host_tcp). Needs $perflinkd and
