@@ -6,6 +6,7 @@
  * reporter, which is a telemetry-only producer and leaves frame checksums
  * to perflinkd (frame_checksum.h). */
 #include "perflink.h"
+#include "clock.h"
 #include "frame_checksum.h"
 #include "pl_config.h"
 #include "producer_fork.h"
@@ -52,6 +53,10 @@ struct pl_producer {
 
 #define OPEN_TIMEOUT_S 2 /* as long as perflinkd waits for a hello */
 static const struct timeval open_timeout = { OPEN_TIMEOUT_S, 0 };
+/* How long pl_producer_close waits for perflinkd to take the frames of a
+ * producer that keeps every frame: as long as the open may wait, and as
+ * long as the link's default deadline gives a stalled host. */
+#define CLOSE_WAIT_MS 2000
 
 void (*pl__producer_fd_watch)(int fd, bool mine);
 bool pl__producer_polled;
@@ -286,12 +291,52 @@ fail:
 	return ret;
 }
 
+/* Committed frames perflinkd has not taken yet: their slots stay READY
+ * until perflinkd has sent them, handed them to the link, or counted them
+ * not sent. */
+static uint32_t slots_ready(const struct pl_producer *p)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->view.slot_count; i++)
+		n += atomic_load_explicit(&p->view.shm->slot_state[i], memory_order_acquire) ==
+		     PL_SLOT_READY;
+	return n;
+}
+
+/* A producer that keeps every frame is a recorder: its frames wait in their
+ * slots for the link's room, and a frame perflinkd still holds when the
+ * producer goes can only be counted not sent (perflinkd cannot wait for a
+ * producer that is gone). So closing is slowed down as committing is, at
+ * most CLOSE_WAIT_MS, until perflinkd has taken them. Other producers'
+ * frames never wait: perflinkd takes what is left when the socket closes. */
+static void wait_frames_taken(struct pl_producer *p)
+{
+	uint64_t end_ms = pl__mono_ns() / 1000000 + CLOSE_WAIT_MS;
+
+	if (!(p->o.flags & PL_PRODUCER_KEEP_EVERY_FRAME) || !p->view.mem)
+		return;
+	while (slots_ready(p) && !daemon_gone(p)) {
+		uint64_t now_ms = pl__mono_ns() / 1000000;
+		struct pollfd pfd = { p->sock, POLLIN, 0 };
+
+		if (now_ms >= end_ms)
+			return;
+		/* perflinkd sends a wakeup each time it gives a slot back */
+		if (poll(&pfd, 1, (int)(end_ms - now_ms)) < 0 && errno != EINTR)
+			return;
+		pl_producer_ack_fd(p);
+	}
+}
+
 void pl_producer_close(struct pl_producer *p)
 {
 	if (!p)
 		return;
-	if (p->sock >= 0)
+	if (p->sock >= 0) {
+		wait_frames_taken(p);
 		close_sock(p->sock);
+	}
 	pl__producer_forget(p);
 }
 
@@ -502,11 +547,24 @@ int pl_telemetry(struct pl_producer *p, const char *json_lines)
 
 void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st)
 {
+	uint32_t sent, held, not_sent, committed, queued;
+
 	memset(st, 0, sizeof(*st));
-	st->frames_committed = atomic_load_explicit(&p->view.shm->frames_committed, memory_order_relaxed);
-	st->frames_sent = atomic_load_explicit(&p->view.shm->frames_sent, memory_order_relaxed);
-	st->frames_held = atomic_load_explicit(&p->view.shm->frames_held, memory_order_relaxed);
-	st->frames_not_sent = atomic_load_explicit(&p->view.shm->frames_not_sent, memory_order_relaxed);
+	/* perflinkd's counts before the producer's own: a frame committed and
+	 * taken between the reads is then counted queued, never in no column.
+	 * Queued is what perflinkd has not counted (modulo 2^32, as the
+	 * counters; a tear in perflinkd's move from sent to not sent can make
+	 * it -1 for a moment). */
+	sent = atomic_load_explicit(&p->view.shm->frames_sent, memory_order_acquire);
+	held = atomic_load_explicit(&p->view.shm->frames_held, memory_order_acquire);
+	not_sent = atomic_load_explicit(&p->view.shm->frames_not_sent, memory_order_acquire);
+	committed = atomic_load_explicit(&p->view.shm->frames_committed, memory_order_acquire);
+	queued = committed - sent - held - not_sent;
+	st->frames_committed = committed;
+	st->frames_sent = sent;
+	st->frames_held = held;
+	st->frames_not_sent = not_sent;
+	st->frames_queued = queued > UINT32_MAX / 2 ? 0 : queued;
 	pthread_mutex_lock(&p->push_lock);
 	st->frames_lost = p->frames_lost;
 	st->telemetry_dropped = p->telemetry_dropped;

@@ -24,7 +24,8 @@
  * With PL_PRODUCER_KEEP_EVERY_FRAME in the options' flags, no frame is
  * replaced: a frame waits in its slot until the link has room for it, so
  * a slow or absent host slows the producer down instead (pl_frame_begin
- * returns NULL once every slot waits).
+ * returns NULL once every slot waits, and pl_producer_close waits, at
+ * most 2 s, for the frames still waiting).
  *
  * Functions return 0 (or 1 where said) on success and a negative errno on
  * failure; they leave errno alone. A pl_producer may be used from several
@@ -46,8 +47,10 @@ extern "C" {
 #endif
 
 /* 2: pl_producer_reopen; -EPIPE from pl_frame_commit and pl_telemetry, and
- * pl_producer_fd readable, once perflinkd went away */
-#define PERFLINK_API_VERSION 2
+ * pl_producer_fd readable, once perflinkd went away
+ * 3: frames_queued in pl_producer_stats; pl_producer_close waits for the
+ * frames of a producer that keeps every frame */
+#define PERFLINK_API_VERSION 3
 
 struct pl_producer;
 
@@ -71,7 +74,10 @@ struct pl_producer_options {
 /* Every frame is sent, in order: one the link has no room for waits in its
  * slot (and the records after it wait behind it) instead of being held and
  * replaced by a newer one. Backpressure: with every slot waiting,
- * pl_frame_begin returns NULL. While no host is connected frames wait too. */
+ * pl_frame_begin returns NULL. While no host is connected frames wait too.
+ * pl_producer_close waits for them, at most 2 s; those perflinkd still
+ * holds then are counted not sent in `perflink status` (collector
+ * frames_left_not_sent), since no one waits for them any more. */
 #define PL_PRODUCER_KEEP_EVERY_FRAME 0x1u
 
 /* Connect to perflinkd. -ENOENT or -ECONNREFUSED: no daemon runs; -EACCES:
@@ -82,6 +88,11 @@ struct pl_producer_options {
  * -ETIMEDOUT: the daemon did not answer within 2 s (stopped or stuck). */
 PERFLINK_API int pl_producer_open(struct pl_producer **out,
 				  const struct pl_producer_options *opt);
+/* perflinkd still takes the frames committed before the close (they count
+ * in `perflink status` then, not in this producer's stats). With
+ * PL_PRODUCER_KEEP_EVERY_FRAME the close first waits, at most 2 s, until
+ * perflinkd has taken them, since such frames may wait for the link's
+ * room; otherwise it does not wait. */
 PERFLINK_API void pl_producer_close(struct pl_producer *p);
 /* 0 while perflinkd is there; -EPIPE once it went away, for good: the
  * producer's frames and telemetry go nowhere (pl_frame_commit and
@@ -124,14 +135,21 @@ PERFLINK_API void pl_producer_ack_fd(struct pl_producer *p);
  * perflinkd went away. */
 PERFLINK_API int pl_telemetry(struct pl_producer *p, const char *json_lines);
 
+/* Each frame committed is in exactly one of frames_sent, frames_held,
+ * frames_not_sent and frames_queued: frames_committed is their sum (read
+ * while another thread commits, a frame may show as taken a moment before
+ * it shows as committed). */
 struct pl_producer_stats {
 	/* frames_sent: reached the host (one the host's connection lost
 	 * before it took it moves to frames_not_sent, docs/perflinkd.md) */
 	uint64_t frames_committed, frames_sent, frames_held, frames_not_sent;
-	uint64_t frames_lost;        /* refused here: ring full */
+	uint64_t frames_lost;        /* refused here: ring full; not committed */
 	uint64_t telemetry_dropped, replies_dropped;
 	uint32_t producer_id;
-	uint64_t reserved[8];        /* zeroed: room for counts to come */
+	/* committed, not taken by perflinkd yet: in the ring, or waiting in
+	 * their slot for the link's room (PL_PRODUCER_KEEP_EVERY_FRAME) */
+	uint64_t frames_queued;
+	uint64_t reserved[7];        /* zeroed: room for counts to come */
 };
 PERFLINK_API void pl_producer_get_stats(struct pl_producer *p, struct pl_producer_stats *st);
 

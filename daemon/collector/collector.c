@@ -52,6 +52,9 @@ struct producer {
 	char name[PL_PRODUCER_NAME_MAX + 1];
 	pid_t pid;
 	bool welcomed;
+	/* its socket closed: what is left in its memory is taken now or
+	 * never (drain counts what cannot go as not sent) */
+	bool leaving;
 	uint64_t accepted_ns; /* a producer that never says hello is dropped */
 
 	struct pl_producer_view view; /* the shared memory */
@@ -60,6 +63,7 @@ struct producer {
 
 	uint64_t frames, frames_sent, frames_held, frames_not_sent;
 	uint64_t frames_lost_on_link; /* of frames_not_sent: sent, the host never got them */
+	uint64_t frames_left; /* of frames_not_sent: waiting for room when it left */
 	uint64_t telemetry, telemetry_bad, bad_records, replies_routed, replies_dropped;
 
 	/* PL_HELLO_KEEP_EVERY_FRAME: a frame the link has no room for waits
@@ -92,6 +96,9 @@ struct pl_collector {
 	uint64_t accepted, refused, failed_hellos, disconnected, silent;
 	struct pl_accept_pause accept_pause; /* after EMFILE and the like */
 	uint64_t shm_faults; /* producers dropped for cutting their memory short */
+	/* frames producers left waiting for the link's room when they went
+	 * away: counted not sent here, where status still shows them */
+	uint64_t frames_left_not_sent;
 	struct pl__ratelimit rl;
 };
 
@@ -122,10 +129,10 @@ static void producer_drop(struct producer *p, const char *why)
 	c->count--;
 	c->disconnected++;
 	if (p->welcomed)
-		pl__log_info("collector: producer %u (%s, pid %d) %s: %llu frames, %llu "
-			     "telemetry records",
+		pl__log_info("collector: producer %u (%s, pid %d) %s: %llu frames (%llu left "
+			     "not sent), %llu telemetry records",
 			     p->id, p->name, (int)p->pid, why, (unsigned long long)p->frames,
-			     (unsigned long long)p->telemetry);
+			     (unsigned long long)p->frames_left, (unsigned long long)p->telemetry);
 	producer_free(p);
 }
 
@@ -210,6 +217,20 @@ static void send_frame(struct producer *p, const struct pl_producer_frame_rec *f
 	atomic_store_explicit(&p->view.shm->slot_state[fr->slot], PL_SLOT_FREE, memory_order_release);
 }
 
+/* A frame of a producer that keeps every frame, which waited for the
+ * link's room, and whose producer went away: nothing waits for it any
+ * more, and a gone producer's memory is not kept (its place among the
+ * producers would stay taken for as long as no host came). */
+static void leave_frame(struct producer *p, const struct pl_producer_frame_rec *fr)
+{
+	p->frames++;
+	p->frames_not_sent++;
+	p->frames_left++;
+	p->c->frames_left_not_sent++;
+	atomic_fetch_add_explicit(&p->view.shm->frames_not_sent, 1, memory_order_relaxed);
+	atomic_store_explicit(&p->view.shm->slot_state[fr->slot], PL_SLOT_FREE, memory_order_release);
+}
+
 static bool link_has_room(const struct producer *p, uint32_t len)
 {
 	const struct pl_collector *c = p->c;
@@ -218,7 +239,8 @@ static bool link_has_room(const struct producer *p, uint32_t len)
 }
 
 /* A frame record: checked, then sent, or kept waiting for room (false:
- * read no further records now). */
+ * read no further records now), or, once its producer is leaving, counted
+ * not sent. */
 static bool handle_frame(struct producer *p, const void *rec, size_t len)
 {
 	struct pl_producer_frame_rec fr;
@@ -239,6 +261,10 @@ static bool handle_frame(struct producer *p, const void *rec, size_t len)
 		return true;
 	}
 	if (p->keep_every_frame && !link_has_room(p, fr.len)) {
+		if (p->leaving) {
+			leave_frame(p, &fr);
+			return true;
+		}
 		p->waiting = fr;
 		p->have_waiting = true;
 		p->frames_waited++;
@@ -276,24 +302,30 @@ static void handle_telemetry(struct producer *p, uint8_t *rec, size_t len)
 /* false when the producer was dropped (p is gone). */
 static bool drain(struct producer *p)
 {
-	unsigned n;
+	/* A leaving producer's ring is emptied in one go: its records are not
+	 * read again. Each record takes at least a header. */
+	unsigned n, max_records = p->leaving ? p->view.records.cap / PL_SHM_RING_RECORD_HEADER
+					     : RECORDS_PER_WAKEUP;
 	bool freed_slot = false;
 
 	if (p->have_waiting) {
 		/* The record was checked when it came, and the slot's place and
 		 * size cannot change: a producer that rewrites the slot or its
 		 * state meanwhile spoils only its own frame. */
-		if (!link_has_room(p, p->waiting.len))
+		if (link_has_room(p, p->waiting.len))
+			send_frame(p, &p->waiting);
+		else if (p->leaving)
+			leave_frame(p, &p->waiting);
+		else
 			return true;
 		p->have_waiting = false;
-		send_frame(p, &p->waiting);
 		freed_slot = true;
 	}
 	/* read here, where an unsealed producer's memory is guarded, for
 	 * `perflink status`, which must not read that memory itself */
 	p->records_dropped_seen = atomic_load_explicit(&p->view.shm->records_dropped,
 						       memory_order_relaxed);
-	for (n = 0; n < RECORDS_PER_WAKEUP && !p->have_waiting; n++) {
+	for (n = 0; n < max_records && !p->have_waiting; n++) {
 		uint32_t kind;
 		size_t len;
 		int r = pl__shm_ring_pop(&p->view.records, &kind, p->record_buf,
@@ -320,7 +352,7 @@ static bool drain(struct producer *p)
 		producer_drop(p, "dropped after too many malformed records");
 		return false;
 	}
-	if (n == RECORDS_PER_WAKEUP && !p->have_waiting)
+	if (n == max_records && !p->have_waiting && !p->leaving)
 		drain_again_later(p); /* after the other fds had their turn */
 	return true;
 }
@@ -599,7 +631,11 @@ static void on_socket(void *ctx, int fd, uint32_t events)
 			break;
 	}
 	gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-	/* what it put there before it left still counts */
+	/* What it put there before it left still counts: whatever the link
+	 * takes goes, and every frame it does not is counted, not dropped with
+	 * the producer (issue 16). */
+	if (gone)
+		p->leaving = true;
 	if (drain_safely(p) && gone)
 		producer_drop(p, "disconnected");
 }
@@ -790,6 +826,7 @@ void pl__collector_status(const struct pl_collector *c, struct pl_json *j)
 	pl__json_u64(j, "refused", c->refused + c->failed_hellos + c->silent);
 	pl__json_u64(j, "accept_pauses", c->accept_pause.pauses);
 	pl__json_u64(j, "shm_faults", c->shm_faults);
+	pl__json_u64(j, "frames_left_not_sent", c->frames_left_not_sent);
 	pl__json_begin_array(j, "producers");
 	for (const struct producer *p = c->producers; p; p = p->next) {
 		if (!p->welcomed)

@@ -9,10 +9,12 @@
  * --keep-every-frame: PL_PRODUCER_KEEP_EVERY_FRAME (frames wait for the
  * link instead of being replaced; the producer slows down).
  *
- * Prints one line: frames N committed N sent N held N not_sent N lost N
- * replies N bad_replies N. A reply is good when it is the host's echo of
- * the frame or its 16-byte ack; exit 0 when every frame was answered, 3
- * as soon as perflinkd went away. */
+ * Prints one line: frames N committed N queued N sent N held N not_sent N
+ * lost N replies N bad_replies N, the stats as they are once the replies
+ * were waited for (queued: committed, not taken by perflinkd yet; with
+ * --wait-replies 0, read right after the last commit). A reply is good
+ * when it is the host's echo of the frame or its 16-byte ack; exit 0 when
+ * every frame was answered, 3 as soon as perflinkd went away. */
 #include "perflink.h"
 
 #include <errno.h>
@@ -159,9 +161,10 @@ int main(int argc, char **argv)
 		read_replies(p, o.frame_bytes);
 	}
 	pl_producer_get_stats(p, &st);
-	printf("frames %ld committed %llu sent %llu held %llu not_sent %llu lost %llu replies %llu "
-	       "bad_replies %llu\n",
-	       frames, (unsigned long long)st.frames_committed, (unsigned long long)st.frames_sent,
+	printf("frames %ld committed %llu queued %llu sent %llu held %llu not_sent %llu lost %llu "
+	       "replies %llu bad_replies %llu\n",
+	       frames, (unsigned long long)st.frames_committed,
+	       (unsigned long long)st.frames_queued, (unsigned long long)st.frames_sent,
 	       (unsigned long long)st.frames_held, (unsigned long long)st.frames_not_sent,
 	       (unsigned long long)st.frames_lost, (unsigned long long)replies,
 	       (unsigned long long)bad_replies);

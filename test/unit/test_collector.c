@@ -15,6 +15,7 @@
 #include "producer_view.h"
 #include "fd_message.h"
 
+#include "clock.h"
 #include "collector.h"
 #include "event_loop.h"
 #include "json_writer.h"
@@ -225,9 +226,10 @@ static void test_frames_and_replies(void)
 		TAP_EQ_U64(seen(&seen_hash_ok), 51, "each with its checksum, computed by the producer");
 	memset(&st, 0xa5, sizeof(st));
 	pl_producer_get_stats(p, &st);
-	TAP_OK(st.reserved[0] == 0 && st.reserved[7] == 0, "stats: the reserved room is zeroed");
+	TAP_OK(st.reserved[0] == 0 && st.reserved[6] == 0, "stats: the reserved room is zeroed");
 	TAP_EQ_U64(st.frames_committed, 51, "frames committed, as the daemon counts them");
 	TAP_EQ_U64(st.frames_sent, 51, "frames sent, as the daemon counts them");
+	TAP_EQ_U64(st.frames_queued, 0, "none queued: the daemon took them all");
 	/* Telemetry: several lines in one record are split. */
 	TAP_OK(pl_telemetry(p, "no newline") == -EINVAL, "telemetry must end in a newline");
 	TAP_OK(pl_telemetry(p, "{\"type\":\"a\"}\n{\"type\":\"b\"}\n") == 0, "telemetry sent");
@@ -236,6 +238,53 @@ static void test_frames_and_replies(void)
 	TAP_EQ_STR(last_line, "{\"type\":\"b\"}\n", "the last line, whole");
 	pthread_mutex_unlock(&seen_lock);
 	pl_producer_close(p);
+}
+
+/* A producer that keeps every frame closes with two frames waiting for a
+ * link that has no room: the close waits for them (at most 2 s), then
+ * they are counted not sent where status shows them, not dropped
+ * uncounted with the producer (issue 16). */
+static void test_keep_every_frame_close(void)
+{
+	struct pl_producer_options o = { .socket_path = sock_path, .name = "leaver",
+					 .frame_slots = 2, .frame_bytes = 4096,
+					 .flags = PL_PRODUCER_KEEP_EVERY_FRAME };
+	struct pl_producer *p;
+	uint64_t before, t0_ns, close_ns;
+	char st[8192];
+	size_t cap;
+	bool counted = false;
+
+	if (pl_producer_open(&p, &o) != 0) {
+		TAP_OK(false, "a producer that keeps every frame connects");
+		return;
+	}
+	atomic_store(&room, false);
+	before = seen(&seen_frames);
+	for (unsigned i = 0; i < 2; i++) {
+		uint8_t *buf = pl_frame_begin(p, &cap);
+
+		if (buf)
+			pl_frame_commit(p, buf, 100, i);
+	}
+	t0_ns = pl__mono_ns();
+	pl_producer_close(p);
+	close_ns = pl__mono_ns() - t0_ns;
+	TAP_OK(close_ns >= 1500000000ull, "the close waited for the link's room (%.2f s)",
+	       (double)close_ns / 1e9);
+	for (int i = 0; i < 200 && !counted; i++) {
+		status(st, sizeof(st));
+		counted = strstr(st, "\"frames_left_not_sent\":2,") && !strstr(st, "\"leaver\"");
+		if (!counted)
+			usleep(10000);
+	}
+	TAP_OK(counted, "the producer gone, status counts its 2 frames left not sent: %.200s", st);
+	atomic_store(&room, true);
+	pthread_mutex_lock(&loop_lock);
+	pl__collector_writable(collector);
+	pthread_mutex_unlock(&loop_lock);
+	usleep(50000);
+	TAP_EQ_U64(seen(&seen_frames) - before, 0, "and they were not sent");
 }
 
 /* PL_PRODUCER_KEEP_EVERY_FRAME: with no room on the link, frames wait in
@@ -282,6 +331,11 @@ static void test_keep_every_frame(void)
 	usleep(100000);
 	TAP_EQ_U64(seen(&seen_frames) - before, 0, "no room: nothing sent");
 	TAP_OK(pl_frame_begin(p, &cap) == NULL, "both slots wait: pl_frame_begin says no (backpressure)");
+	pl_producer_get_stats(p, &ps);
+	TAP_OK(ps.frames_committed == 2 && ps.frames_queued == 2 && ps.frames_sent == 0,
+	       "stats: both committed frames counted queued (committed %llu queued %llu sent %llu)",
+	       (unsigned long long)ps.frames_committed, (unsigned long long)ps.frames_queued,
+	       (unsigned long long)ps.frames_sent);
 	status(st, sizeof(st));
 	TAP_OK(strstr(st, "\"name\":\"recorder\"") && strstr(st, "\"keep_every_frame\":true") &&
 		       strstr(st, "\"frames_waited\":1"),
@@ -308,9 +362,11 @@ static void test_keep_every_frame(void)
 			pl_frame_abort(p, buf);
 	}
 	pl_producer_get_stats(p, &ps);
-	TAP_OK(ps.frames_sent == 2 && ps.frames_held == 0 && ps.frames_not_sent == 0,
-	       "stats: 2 sent, none held, none not sent");
+	TAP_OK(ps.frames_sent == 2 && ps.frames_held == 0 && ps.frames_not_sent == 0 &&
+		       ps.frames_queued == 0,
+	       "stats: 2 sent, none held, none not sent, none queued");
 	pl_producer_close(p);
+	test_keep_every_frame_close();
 }
 
 /* Out of fds: the producer socket stays readable while accept fails, and a
