@@ -1,6 +1,7 @@
 /* perflinkd's collector: producers (applications through libperflink, the
  * preload library's reporter) connect to its unix socket and get a shared
- * memory region and two eventfds (common/ipc/producer_proto.h). The collector
+ * memory region; wakeups go both ways as bytes on that socket
+ * (common/ipc/producer_proto.h). The collector
  * drains what they put there: frames go to the link without a copy,
  * telemetry lines go to the link (and wherever else the daemon sends
  * telemetry); the host's replies are routed back to the producer whose
