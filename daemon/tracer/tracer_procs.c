@@ -893,10 +893,12 @@ static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
  * read at once to find a D state (the watch notes it; one noted is opened
  * at once), and what it wrote before its first reading is credited to it
  * then (credit_birth_writes): so a pid found alive is only remembered, and
- * opened at the next tick if it still lives. What is lost: the writes of a
- * process that lives between one and two ticks, and a new process's first
- * row, a tick late, when it is watched by name. Without the watch a new
- * process is read at once, for its D state and its parent's vfork wait. */
+ * opened at the next tick if it still lives, unless it has run long enough
+ * to have written much (BIRTH_OPEN_NOW_NS, below). What is lost: the few
+ * writes of a process that lives between one and two ticks (they count as
+ * its parent's once it is reaped), and a new process's first row, a tick
+ * late, when it is watched by name. Without the watch a new process is read
+ * at once, for its D state and its parent's vfork wait. */
 static bool defers_births(const struct pl_tprocs *tp)
 {
 	return tp->dwatch.on && tp->cpuclock && tp->kept && !tp->cfg.stat_every_tick;
@@ -911,14 +913,13 @@ static bool noted_now(const struct pl_tprocs *tp, int pid)
 	return false;
 }
 
-/* Whether a process (not a thread: a thread's id has no process clock) has
- * pid now: one clock read, no open. */
-static bool process_lives(struct pl_tprocs *tp, int pid)
+/* The CPU time of the process (not a thread: a thread's id has no process
+ * clock) that has pid now: one clock read, no open. 0 or -ESRCH. */
+static int new_process_run_ns(struct pl_tprocs *tp, int pid, uint64_t *run_ns)
 {
 	struct pl_tproc probe_only = { .pid = pid };
-	uint64_t run_ns;
 
-	return read_cpuclock(tp, &probe_only, &run_ns) == 0;
+	return read_cpuclock(tp, &probe_only, run_ns);
 }
 
 /* The births the last tick put off: opened now if they still live. The hash
@@ -937,27 +938,38 @@ static int open_surviving_births(struct pl_tprocs *tp, uint64_t tick)
 	return err;
 }
 
-/* A new pid that is alive (or, with alive false, may be): added, or with
- * the D watch remembered (births, above). */
+/* A new process that has run this long by the tick that finds it is opened
+ * at once: one that wrote more than a few MB has (copying a MB costs
+ * 0.1-0.3 ms), and one that exits before the next tick takes what it wrote
+ * into its parent's io at the reap, which only a child that was read can
+ * take off again (settle_reaped): a dd of 1.5 GB that lived under two
+ * ticks made its parent the stall's bully. A shell loop's `sh -c true`
+ * has run under a ms. */
+#define BIRTH_OPEN_NOW_NS 2000000
+
+/* A new pid, which may be alive: added, or with the D watch remembered
+ * (births, above). */
 struct new_pid_ctx {
 	struct pl_tprocs *tp;
 	uint64_t tick;
-	bool alive;
 };
 
 static int take_new_pid(void *ctx, int pid)
 {
 	struct new_pid_ctx *c = ctx;
 	struct pl_tprocs *tp = c->tp;
+	uint64_t run_ns;
 
 	if (defers_births(tp) && tp->n_births < PL_TBIRTHS_MAX && lookup(tp, pid) < 0 &&
 	    !noted_now(tp, pid)) {
 		tp->phase = PL_TPHASE_PROBE;
-		if (c->alive || process_lives(tp, pid)) {
+		if (new_process_run_ns(tp, pid, &run_ns) < 0)
+			return 0; /* gone, or a thread */
+		if (run_ns < BIRTH_OPEN_NOW_NS) {
 			tp->births[tp->n_births++] = pid;
 			tp->births_deferred++;
+			return 0;
 		}
-		return 0;
 	}
 	return consider(tp, pid, c->tick, true);
 }
@@ -978,7 +990,7 @@ static int take_new_pid(void *ctx, int pid)
 static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick)
 {
 	uint64_t t0 = pl__tcost_now(tp->cost), new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
-	struct new_pid_ctx c = { tp, tick, true };
+	struct new_pid_ctx c = { tp, tick };
 	int err;
 
 	tp->probes++;
@@ -994,7 +1006,6 @@ static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick
 		err = -ENOTSUP;
 	}
 	if (err == -ENOTSUP) {
-		c.alive = false;
 		err = 0;
 		for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
 			err = take_new_pid(&c, (int)pid);

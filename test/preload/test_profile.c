@@ -620,11 +620,16 @@ static void test_before_constructor(void)
 
 /* A target with a file size limit (RLIMIT_FSIZE) whose reports would pass
  * it: the target must not die of SIGXFSZ (its default action) for the
- * shim's writes, and the file keeps whole lines only, within the limit. */
+ * shim's writes, and the file keeps whole lines only, within the limit.
+ * The 120 reports are due 2 ms apart (25 frames, then a sleep): the
+ * reporter thread writes what is due when it runs, so 3000 frames in a row,
+ * a few ms on a fast machine, left it time for two reports, under the
+ * limit, and nothing to say. */
+#define LIMIT_REPORTS 120
 static void test_out_file_limit(void)
 {
 	char limited[320], env_limited[400];
-	char *argv[] = { (char *)workload, (char *)"peek", (char *)"3000", NULL };
+	char *argv[1 + 4 * LIMIT_REPORTS + 1];
 	const char *extra[] = { env_limited, NULL };
 	struct rlimit was, lim;
 	struct h_reports rs;
@@ -632,6 +637,14 @@ static void test_out_file_limit(void)
 	char *text;
 	size_t len;
 
+	argv[0] = (char *)workload;
+	for (int i = 0; i < LIMIT_REPORTS; i++) {
+		argv[1 + 4 * i] = (char *)"peek";
+		argv[2 + 4 * i] = (char *)"25";
+		argv[3 + 4 * i] = (char *)"sleep";
+		argv[4 + 4 * i] = (char *)"2";
+	}
+	argv[1 + 4 * LIMIT_REPORTS] = NULL;
 	snprintf(limited, sizeof(limited), "%s/limited.jsonl", dir);
 	snprintf(env_limited, sizeof(env_limited), "PERFLINK_PROFILE_OUT=%s", limited);
 	unlink(limited);
