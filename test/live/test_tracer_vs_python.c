@@ -10,9 +10,9 @@
  * Skipped without python3 or the Python tool (../shared/seeds/ beside the
  * source tree, or $PL_IO_STALL_TRACER), without root (it turns
  * kernel.task_delayacct on, and restores it), or without a disk-backed
- * folder. About 10-20 s: dd rounds of 1.5 GiB go on until both tools have
+ * folder. About 10-40 s: dd rounds of 3 GiB go on until both tools have
  * seen the napper in D in three phases and the victim waited 0.3 s once,
- * or for 16 s.
+ * or for 40 s.
  *
  *   test_tracer_vs_python PERFLINK SOURCE_ROOT PYTHON3|- */
 #include <errno.h>
@@ -33,7 +33,7 @@
 #include "trace_compare.h"
 
 #define START_TIMEOUT_S 10.0 /* python3's start on a loaded machine */
-#define STALL_MAX_S 16.0
+#define STALL_MAX_S 40.0 /* a fast disk (the CI machine of 2026-12-06) can take 20 s */
 #define PHASES_WANTED 3
 
 struct run {
@@ -181,7 +181,7 @@ static void stall(struct run *r)
 		rounds += !dd_failed;
 	}
 	enough = stalled_enough(r, seen);
-	TAP_OK(rounds > 0, "dd wrote to the disk (%u rounds of up to 1.5 GiB)", rounds);
+	TAP_OK(rounds > 0, "dd wrote to the disk (%u rounds of up to 3 GiB)", rounds);
 	printf("# napper seen in D in %u phases by %s, %u by %s; victim's longest wait %.3f s%s\n",
 	       seen[0], tool_name[0], seen[1], tool_name[1], victim_longest_s(r->a),
 	       enough ? "" : " (not enough in the time: the checks below will say what lacks)");
