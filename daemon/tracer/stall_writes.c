@@ -46,6 +46,15 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 {
 	size_t i = tick % PL_STALL_RING;
 
+	/* A second put of a tick replaces the first (reaped children's writes
+	 * taken off a parent read earlier in the tick): its span had it added */
+	if (tick != 0 && tick == w->last_tick) {
+		size_t s = (tick / PL_WRITES_SPAN_TICKS) % PL_WRITES_SPANS;
+
+		w->span_wbytes[s] -= w->span_wbytes[s] < w->wbytes[i] ? w->span_wbytes[s] : w->wbytes[i];
+		w->span_wchar[s] -= w->span_wchar[s] < w->wchar[i] ? w->span_wchar[s] : w->wchar[i];
+	}
+
 	uint64_t t0 = tick >= w->last_tick + PL_STALL_RING ? tick - PL_STALL_RING + 1
 							   : w->last_tick + 1;
 

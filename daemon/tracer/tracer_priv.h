@@ -130,6 +130,7 @@ struct pl_tproc {
 	 * that exited last had written is taken off the parent's next deltas
 	 * in the bully history (the CSV keeps the kernel's numbers). */
 	uint64_t reap_wbytes, reap_wchar, reap_tick;
+	int reap_pid;          /* the last of them: whose the rest of the jump is */
 
 	struct pl_csv_base csv;        /* the CSV row's deltas */
 	/* A block-I/O delay jump no process could have had (tracer_procs.c),

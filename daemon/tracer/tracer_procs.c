@@ -519,19 +519,47 @@ static uint64_t take(uint64_t *credit, int64_t *gap)
 	return t;
 }
 
-/* Take reaped children's writes off this tick's history of p. */
-static void settle_reaped(struct pl_tproc *p, uint64_t tick)
+/* The exited writer pid among the recent ones kept (stall_detect.h), or
+ * NULL: one that wrote nothing lately is not kept. */
+static struct pl_writes *gone_writer(struct pl_tprocs *tp, int pid)
 {
-	if (!p->reap_wbytes && !p->reap_wchar)
+	for (size_t i = 0; i < PL_WRITES_GONE; i++) {
+		if (tp->gone.e[i].used && tp->gone.e[i].pid == pid)
+			return &tp->gone.e[i].w;
+	}
+	return NULL;
+}
+
+/* Take reaped children's writes off this tick's history of p. What a child
+ * was last read to have written is known; what it wrote after that reading
+ * and before it exited (up to a tick of a dd writing at memory speed, GBs)
+ * is in the parent's jump too, and was left there, so that the shell or
+ * the test program that ran a dd was named the stall's bully. So the rest
+ * of the jump goes to the last child reaped, while it is kept among the
+ * recent writers that exited: a parent that writes itself in the same tick
+ * has that tick's writes counted as its child's. */
+static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+{
+	struct pl_writes *child;
+
+	if (!p->reap_wbytes && !p->reap_wchar && !p->reap_pid)
 		return;
 	if (tick > p->reap_tick + REAP_TICKS) {
 		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_pid = 0;
 		return;
 	}
 	if (p->io_tick != tick)
 		return;
 	take(&p->reap_wbytes, &p->gap_wbytes);
 	take(&p->reap_wchar, &p->gap_wchar);
+	if (p->reap_pid && p->gap_wbytes > 0 && p->reap_wbytes == 0 &&
+	    (child = gone_writer(tp, p->reap_pid)) != NULL && child->last_tick < tick) {
+		pl__writes_put(child, tick, p->gap_wbytes, p->gap_wchar > 0 ? p->gap_wchar : 0);
+		p->gap_wbytes = 0;
+		p->gap_wchar = p->gap_wchar > 0 ? 0 : p->gap_wchar;
+		p->reap_pid = 0;
+	}
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 }
 
@@ -546,9 +574,10 @@ static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, ui
 			q->reap_wbytes += child->wbytes;
 			q->reap_wchar += child->wchar;
 			q->reap_tick = tick;
+			q->reap_pid = child->pid;
 			/* Already read this tick: the jump may be in it. */
 			if (q->seen_tick == tick)
-				settle_reaped(q, tick);
+				settle_reaped(tp, q, tick);
 			return;
 		}
 	}
@@ -558,9 +587,9 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 {
 	struct pl_tproc *p = &tp->v[i];
 
-	credit_parent(tp, p, tick);
-
+	/* kept first: its parent's jump may go to it (settle_reaped) */
 	pl__writes_gone_add(&tp->gone, p->pid, p->comm, &p->writes, tick);
+	credit_parent(tp, p, tick);
 	close_entry(tp, p);
 	tp->exits++;
 	if (i != tp->n - 1)
@@ -653,7 +682,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	if (p->state == 'D' || p->d_blk_ms > 0)
 		pl__writes_mark_blocked(&p->writes, tick);
-	settle_reaped(p, tick);
+	settle_reaped(tp, p, tick);
 	p->seen_tick = tick;
 	if (p->state == 'D')
 		p->d_tick = tick;

@@ -56,6 +56,17 @@ void compare_check(int ok, const char *fmt, ...)
 	TAP_OK(ok, "%s", what);
 }
 
+void compare_skip(const char *fmt, ...)
+{
+	char why[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	TAP_SKIP(why);
+}
+
 static const char *const tool_name[2] = { "python", "perflink" };
 
 static double mono_s(void)

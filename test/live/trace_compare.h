@@ -13,6 +13,9 @@
 /* A check's outcome: the test program defines it (as a TAP line), so that
  * one plan counts the checks of every file. */
 void compare_check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A check the run could not make (its condition did not arise here): a
+ * TAP skip with the reason, counted as skipped, never as passed. */
+void compare_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A stall: an fdatasync of 8 kB takes a few ms to tens of ms without one. */
 #define COMPARE_STALL_WAIT_S 0.3

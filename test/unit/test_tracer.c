@@ -405,6 +405,55 @@ static void test_blocked_is_no_bully(void)
 	       bully);
 }
 
+/* A runner (pid 500) starts a dd (pid 501) that is read once at 100 MB and
+ * then writes 200 MB more before it exits; the runner reaps it, and its own
+ * io jumps by the dd's whole 300 MB. The victim stalls as that happens: its
+ * bully is the dd, with what it wrote after its last reading, not the
+ * runner, which wrote nothing itself. */
+static void test_reaped_tail_is_the_child_s(void)
+{
+	static const struct {
+		char state;
+		unsigned long long blkio, runner_kb, dd_kb;
+		bool dd_lives;
+	} ticks[] = {
+		{ 'S', 0, 0, 0, true },
+		{ 'S', 0, 0, 102400, true },
+		{ 'D', 20, 307200, 0, false },
+		{ 'S', 20, 307200, 0, false },
+	};
+	char root[300], out[300], ev[320], dd_dir[320];
+	struct pl_tracer *t = NULL;
+	const char *stall, *bully;
+
+	case_paths("reaped", root, out, sizeof(root));
+	snprintf(ev, sizeof(ev), "%s/reaped.events.jsonl", base);
+	snprintf(dd_dir, sizeof(dd_dir), "%s/501", root);
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++) {
+		tree_stat(root, 500, "runner", 'S', 1, 5, 0);
+		tree_io(root, 500, ticks[i].runner_kb << 10, ticks[i].runner_kb << 10);
+		if (ticks[i].dd_lives) {
+			tree_stat_of_child(root, 501, 500, "dd", 'R', 1, 6, 0);
+			tree_io(root, 501, ticks[i].dd_kb << 10, ticks[i].dd_kb << 10);
+		} else {
+			tree_rm(dd_dir);
+		}
+		if (!tick_controlsd(root, out, &t, ticks[i].state, ticks[i].blkio, 0))
+			break;
+	}
+	TAP_OK(t != NULL, "tracer opens and ticks");
+	pl__tracer_close(t);
+	stall = strstr(tree_slurp(ev), "\"type\":\"stall\"");
+	bully = stall ? strstr(stall, "\"bully\":[") : NULL;
+	if (!bully)
+		bully = "no stall";
+	TAP_OK(stall && strstr(bully, "\"bully\":[{\"pid\":501,") &&
+		       strstr(bully, "\"comm\":\"dd\""),
+	       "the dd that was reaped is the bully, not the runner whose io took its writes "
+	       "(%.*s)", first_line_len(bully) > 200 ? 200 : first_line_len(bully), bully);
+	TAP_OK(stall && !strstr(bully, "\"pid\":500,"), "the runner is not among the bullies");
+}
+
 /* A D episode whose wchan is a name too long to keep and whose vmstat has
  * a malformed threshold: the event still comes, the name cut, the
  * thresholds estimated from the sysctls. */
@@ -818,6 +867,7 @@ int main(void)
 	test_unwatched_baseline();
 	test_baseline_prune();
 	test_blocked_is_no_bully();
+	test_reaped_tail_is_the_child_s();
 	test_wchan_and_thresholds();
 	test_exit_mid_read();
 	test_unreadable_io();

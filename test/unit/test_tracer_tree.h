@@ -50,18 +50,27 @@ static inline void tree_put(const char *root, const char *rel, const char *fmt, 
 	fclose(f);
 }
 
-/* A /proc/PID/stat line with the fields the tracer reads set. */
-static inline void tree_stat(const char *root, int pid, const char *comm, char state, int threads,
-		      unsigned long long starttime, unsigned long long blkio)
+/* A /proc/PID/stat line with the fields the tracer reads set, its parent
+ * ppid. */
+static inline void tree_stat_of_child(const char *root, int pid, int ppid, const char *comm,
+				      char state, int threads, unsigned long long starttime,
+				      unsigned long long blkio)
 {
 	char rel[64];
 
 	snprintf(rel, sizeof(rel), "%d/stat", pid);
 	tree_put(root, rel,
-		 "%d (%s) %c 1 %d %d 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 %d 0 %llu 1000000 "
+		 "%d (%s) %c %d %d %d 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 %d 0 %llu 1000000 "
 		 "200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 %llu 0 0 0 0 0 0 0 "
 		 "0 0 0\n",
-		 pid, comm, state, pid, pid, threads, starttime, blkio);
+		 pid, comm, state, ppid, pid, pid, threads, starttime, blkio);
+}
+
+/* The same for a child of init. */
+static inline void tree_stat(const char *root, int pid, const char *comm, char state, int threads,
+		      unsigned long long starttime, unsigned long long blkio)
+{
+	tree_stat_of_child(root, pid, 1, comm, state, threads, starttime, blkio);
 }
 
 static inline void tree_io(const char *root, int pid, unsigned long long wchar,
