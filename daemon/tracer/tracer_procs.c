@@ -297,11 +297,11 @@ static bool sleeping(char state)
  * syscall with no fd, no seq_file and no text: 3.8 us against schedstat's
  * 6.0 us a process read once every 100 ms (cold caches), 1.4 against 1.7
  * back to back. 0, or -ESRCH when there is no such process. */
-static int read_cpuclock(struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t *run_ns)
+static int read_cpuclock(struct pl_tprocs *tp, int pid, uint64_t *run_ns)
 {
 	uint64_t t0 = pl__tcost_now(tp->cost);
 	struct timespec ts;
-	int r = clock_gettime(process_cpuclock(p->pid), &ts);
+	int r = clock_gettime(process_cpuclock(pid), &ts);
 
 	pl__tcost_read(tp->cost, tp->phase, t0);
 	if (r != 0)
@@ -328,7 +328,7 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 	}
 	tp->schedstat_reads++;
 	if (clock) {
-		n = read_cpuclock(tp, p, &run_ns);
+		n = read_cpuclock(tp, p->pid, &run_ns);
 		if (n < 0) {
 			p->ss_ok = false;
 			return n;
@@ -942,15 +942,6 @@ static bool noted_now(const struct pl_tprocs *tp, int pid)
 	return false;
 }
 
-/* The CPU time of the process (not a thread: a thread's id has no process
- * clock) that has pid now: one clock read, no open. 0 or -ESRCH. */
-static int new_process_run_ns(struct pl_tprocs *tp, int pid, uint64_t *run_ns)
-{
-	struct pl_tproc probe_only = { .pid = pid };
-
-	return read_cpuclock(tp, &probe_only, run_ns);
-}
-
 /* The births the last tick put off: opened now if they still live. The hash
  * must be current. */
 static int open_surviving_births(struct pl_tprocs *tp, uint64_t tick)
@@ -992,7 +983,8 @@ static int take_new_pid(void *ctx, int pid)
 	if (defers_births(tp) && tp->n_births < PL_TBIRTHS_MAX && lookup(tp, pid) < 0 &&
 	    !noted_now(tp, pid)) {
 		tp->phase = PL_TPHASE_PROBE;
-		if (new_process_run_ns(tp, pid, &run_ns) < 0)
+		/* a thread's id has no process clock */
+		if (read_cpuclock(tp, pid, &run_ns) < 0)
 			return 0; /* gone, or a thread */
 		if (run_ns < BIRTH_OPEN_NOW_NS) {
 			tp->births[tp->n_births++] = pid;
