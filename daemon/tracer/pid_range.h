@@ -49,8 +49,9 @@ bool pl__pid_range_usable(const struct pl_pid_range *r);
 /* Calls found(ctx, pid) for each live thread-group leader with a pid in
  * (from, to], in pid order, listing dirfd (an fd of the procfs root of the
  * caller's pid namespace, shared with scans: its position is moved). 0, the
- * first error found returned, or -ENOTSUP when positions are not known or
- * the listing showed them wrong (nothing was passed to found then). */
+ * first error found returned, or -ENOTSUP when positions are not known,
+ * the listing showed them wrong (nothing was passed to found then) or a
+ * read of the directory failed (found may have had some of the range). */
 int pl__pid_range_list(struct pl_pid_range *r, int dirfd, uint64_t from, uint64_t to,
 		       int (*found)(void *ctx, int pid), void *ctx);
 
