@@ -563,6 +563,16 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 }
 
+/* A parent that reaped a child read by the tracer has the child's writes in
+ * its io from then on; what they are is known for REAP_TICKS (settle_reaped).
+ * So it is read within them, asleep or not: read in its slice, up to 5 s
+ * later, its whole jump was taken for its own writes (a test program that
+ * reaped two 3 GiB dd rounds unread was named their bully with 4 GiB). */
+static bool reap_pending(const struct pl_tproc *p, uint64_t tick)
+{
+	return (p->reap_wbytes || p->reap_wchar || p->reap_pid) && tick <= p->reap_tick + REAP_TICKS;
+}
+
 static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, uint64_t tick)
 {
 	if (!child->io_tick || child->ppid <= 0)
@@ -622,7 +632,7 @@ static bool skip_one(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t ti
 	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
 
 	if (all || p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
-	    tick < p->hot_until || p->noted_tick == tick ||
+	    tick < p->hot_until || p->noted_tick == tick || reap_pending(p, tick) ||
 	    (unsigned)p->pid % slices == tick % slices)
 		return false;
 	clear_tick(p);

@@ -517,6 +517,111 @@ static void births_case(int rootfd, bool watch_on, int crowd)
 	probe_force(NULL);
 }
 
+/* A tick that is (slice) or is not pid's slice, with loadavg's last pid. */
+static void probe_tick_slice(struct pl_tprocs *tp, int pid, bool slice)
+{
+	unsigned slices = tp->dwatch.on ? 50 : 10;
+
+	while ((++tick % slices == (unsigned)pid % slices) != slice)
+		;
+	tick--;
+	probe_tick(tp);
+}
+
+/* A runner asleep on a pipe starts a writer and waits for it: the writer
+ * dirties 256 KiB, is read, dirties 1 MiB more and exits, and the runner
+ * reaps it and sleeps again. The reap adds the writer's 1.25 MiB to the
+ * runner's io, which was read before: the runner must be read again while
+ * the tracer still knows what its jump holds, not in its slice up to 5 s
+ * later, when the whole jump counted as the runner's own writes (the test
+ * program running dd rounds in tracer_vs_python was named the bully with
+ * 4 GiB, a tick's most, for two rounds it reaped unread). */
+static void reaped_case(int rootfd, const char *dir, bool watch_on)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	int cmd[2], ack[2], cgo[2], runner, writer = 0;
+	uint64_t first, rb = 0, rc = 0, gb = 0, gc = 0;
+	struct pl_tproc *pr, *pw;
+	struct pl_writes *gone = NULL;
+	char path[128], c = 'f';
+
+	snprintf(path, sizeof(path), "%s/reaped-%s", dir, watch_on ? "on" : "off");
+	probe_force(watch_on ? NULL : "sched_bpf");
+	if (pipe(cmd) || pipe(ack) || pipe(cgo) || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	runner = fork();
+	if (runner == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		close(cgo[1]);
+		while (read(cmd[0], &c, 1) == 1) {
+			int w = fork();
+
+			if (w == 0) {
+				static char block[1 << 20];
+				int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+				int me = getpid();
+
+				memset(block, 'r', sizeof(block));
+				if (fd < 0 || write(fd, block, 256 << 10) != 256 << 10 ||
+				    write(ack[1], &me, sizeof(me)) != sizeof(me) || read(cgo[0], &c, 1) < 0 ||
+				    write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+					_exit(1);
+				_exit(0);
+			}
+			waitpid(w, NULL, 0);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	close(cgo[0]);
+	wait_state(runner, 'S');
+	probe_tick(&tp);
+	probe_tick_slice(&tp, runner, false);
+	pr = rec_of(&tp, runner);
+	TAP_OK(pr && pr->state == 'S' && pr->io_tick, "reaped (%s): the runner is read, asleep",
+	       watch_on ? "with the watch" : "without");
+	if (write(cmd[1], &c, 1) != 1 || read(ack[0], &writer, sizeof(writer)) != sizeof(writer))
+		exit(99);
+	wait_state(writer, 'S');
+	probe_tick_slice(&tp, runner, false);
+	probe_tick_slice(&tp, runner, false);
+	pw = rec_of(&tp, writer);
+	TAP_OK(pw && pw->io_tick && pw->wbytes >= 256 << 10,
+	       "the writer is read with its first 256 KiB (%llu)",
+	       pw ? (unsigned long long)pw->wbytes : 0ULL);
+	first = tick + 1;
+	close(cgo[1]); /* the writer dirties 1 MiB more and exits; the runner reaps it */
+	for (int i = 0; i < 200 && (state_of(writer) != '?' || state_of(runner) != 'S'); i++)
+		usleep(10000);
+	for (int i = 0; i < 6; i++)
+		probe_tick_slice(&tp, runner, false);
+	probe_tick_slice(&tp, runner, true);
+	pr = rec_of(&tp, runner);
+	if (pr)
+		pl__writes_sum(&pr->writes, first, tick, &rb, &rc);
+	for (size_t i = 0; i < PL_WRITES_GONE; i++) {
+		if (tp.gone.e[i].used && tp.gone.e[i].pid == writer)
+			gone = &tp.gone.e[i].w;
+	}
+	if (gone)
+		pl__writes_sum(gone, first, tick, &gb, &gc);
+	TAP_OK(pr && rb < 1 << 20,
+	       "the writer's last 1 MiB, in the runner's io since the reap, is not the runner's "
+	       "(%llu bytes counted to the runner)", (unsigned long long)rb);
+	TAP_OK(gone && gb >= 1 << 20, "it is the writer's, among the writers that exited (%llu)",
+	       (unsigned long long)gb);
+	close(cmd[1]);
+	waitpid(runner, NULL, 0);
+	close(ack[0]);
+	unlink(path);
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 /* The tracer itself, unwatched, is taken for asleep: running whenever it
  * reads itself, it is never in D. */
 static void self_case(int rootfd)
@@ -583,11 +688,13 @@ int main(void)
 			overflow_case(rootfd);
 			births_case(rootfd, true, 0);
 			births_case(rootfd, true, 100);
+			reaped_case(rootfd, dir, true);
 		}
 	}
 	self_case(rootfd);
 	births_case(rootfd, false, 0);
 	births_case(rootfd, false, 100);
+	reaped_case(rootfd, dir, false);
 	ticks = lock_wait_case(rootfd, path, false);
 	if (ticks >= 0)
 		TAP_OK(ticks >= 2 && ticks <= 10,
