@@ -11,7 +11,9 @@
 #          (controlsd), so that both tracers see real I/O waits and D states.
 # For each it prints both tools' CPU per tick, the ratio (Python/perflink)
 # and perflink's p99 sampler_ms (perflink's CPU includes the run time of
-# its D watch's BPF program in the tasks it runs in, the "bpf us"), then perflink's own split of a tick
+# its D watch's BPF program in the tasks it runs in, the "bpf us", when the
+# watch is the one on sched_switch; the scan runs in perflink's own CPU
+# time), then perflink's own split of a tick
 # (--cost-split: the system files, the watched and the other processes, the
 # directory scans, the new pids, the output), what its CPU time holds besides
 # the ticks, and the cost model fitted from it. Targets (DESIGN.md, issue 14): ratio >= 30 quiet and under churn, >= 20
@@ -177,6 +179,9 @@ for mode in $modes; do
 	[ "$plt" -gt 0 ] && echo "$mode sched $(( (pl_ns1 - pl_ns0) / plt / 1000 ))" >>"$splits"
 	echo "$mode bpf ${bpf_us:-0}" >>"$splits"
 	echo "  $mode: $summary"
+	# which D watch was used (the scan or the switch one), and how often it changed
+	dwatch=$(grep '^perflink trace: cost d_watch .* at the end' "$work/pl.err" | tail -1)
+	[ -n "$dwatch" ] && echo "  $mode: ${dwatch#perflink trace: cost }"
 done
 
 echo "tracer_cost: $hz Hz, $seconds s a mode side by side, disk $disk, $idle idle processes" \

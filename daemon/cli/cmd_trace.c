@@ -107,9 +107,10 @@ static void cost_split(const struct pl_tracer_stats *st)
 			(double)c->reads / ticks, (double)c->read_ns / 1e3 / ticks);
 	}
 	fprintf(stderr,
-		"perflink trace: cost d_watch %s, %.1f notes/tick, %llu overflows, its BPF program "
-		"%.1f us/tick in the tasks switching\n",
-		st->d_watch ? "on" : "off", (double)st->d_notes / ticks,
+		"perflink trace: cost d_watch %s at the end (%llu scans, %llu changes), %.1f "
+		"notes/tick, %llu overflows, its BPF program %.1f us/tick in the tasks switching\n",
+		st->d_watch_kind ? st->d_watch_kind : "off", (unsigned long long)st->d_scans,
+		(unsigned long long)st->d_steers, (double)st->d_notes / ticks,
 		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks);
 }
 

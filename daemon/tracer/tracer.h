@@ -100,6 +100,8 @@ struct pl_tracer_stats {
 	 * it overflowed (every process read), and with --cost-split its BPF
 	 * program's run time in the tasks switching, not in the tracer */
 	bool d_watch;
+	const char *d_watch_kind; /* "scan", "switch" or "off" at the end (dstate_watch.h) */
+	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
 	uint64_t d_notes, d_overflows, d_watch_run_ns;
 	/* --cost-split, over the ticks after the first (which reads every
 	 * process): phase[] (ns estimated from the ticks that were not

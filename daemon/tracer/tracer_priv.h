@@ -284,9 +284,10 @@ struct pl_tsys_sample {
 	struct pl_psi psi_io, psi_mem;
 	bool have_psi_io, have_psi_mem;
 	uint64_t last_pid;     /* from loadavg, 0 when unknown */
-	/* from /proc/stat: every tick without PSI, else when PSI grew; -1 when
-	 * not read */
+	/* from /proc/stat: every tick without PSI, else when PSI grew and the
+	 * D watch is off; -1 when not read */
 	int64_t procs_blocked;
+	uint64_t ctxt;         /* /proc/stat's context switches; 0 when not read */
 	bool maybe_blocked;    /* pl__tsys_maybe_blocked */
 	int64_t dirtied_bytes; /* vmstat nr_dirtied since the last tick, -1 unknown */
 	int64_t written_kb;    /* vmstat nr_written since the last tick, -1 unknown */
@@ -320,6 +321,9 @@ struct pl_tsys {
 	long dirty_expire_cs, dirty_writeback_cs; /* -1: unreadable */
 	bool sysctl_read;
 	struct pl_procfile stat;    /* /proc/stat, read only without PSI */
+	/* set by the tracer before a read: procs_blocked is not needed (the D
+	 * watch names the blocked), the switch count is (to steer the watch) */
+	bool blocked_unneeded, want_ctxt;
 	bool have_prev_psi;
 	uint64_t prev_psi_io_us, prev_psi_mem_us;
 	struct pl_tcost *cost; /* NULL: not timed */
@@ -423,6 +427,8 @@ struct pl_tracer {
 	bool delayacct_restore;     /* we turned it on: turn it off at close */
 
 	uint64_t tick, rows, events;
+	/* the D watch's steering: the switch count when last read, and when */
+	uint64_t steer_ctxt, steer_tick;
 	struct pl_qhist sampler, wall;
 	double sampler_ms_last;
 	uint64_t tick_cpu0_ns;      /* CPU clock at the start of this tick */

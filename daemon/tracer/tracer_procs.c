@@ -649,16 +649,19 @@ static void mark_hot(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t ti
 		p->hot_until = tick + HOT_TICKS;
 }
 
-/* With the D watch, what stat would tell of an unwatched process that is
- * out of D at its last reading and was not noted since is known: it is not
- * in D now, and its block-I/O delay did not grow (an I/O wait is a D state,
- * which the watch would have noted). So a writer read for the bully's
+/* With the switch watch, what stat would tell of an unwatched process that
+ * is out of D at its last reading and was not noted since is known: it is
+ * not in D now, and its block-I/O delay did not grow (an I/O wait is a D
+ * state, which the watch would have noted). Not with the scan, which names
+ * those in D when it runs: a wait between two scans is not seen, and its
+ * delay (a fellow victim's, which makes it no bully) is in stat alone. So a writer read for the bully's
  * history needs only its io, whose kept fd fails once the process is gone.
  * Its slice still reads stat, for a new comm (an exec) and its threads,
  * even if it did not run since: it ran before a reading that skipped stat. */
 static bool io_tells_all(const struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t tick)
 {
-	return tp->dwatch.on && p->label < 0 && p->state != 'D' && p->noted_tick != tick &&
+	return tp->dwatch.kind == PL_DWATCH_SWITCH && p->label < 0 && p->state != 'D' &&
+	       p->noted_tick != tick &&
 	       p->ss_ok && p->io_fd >= 0 && !p->io_denied && tp->cfg.track_writers &&
 	       (unsigned)p->pid % SLICES_WATCHED != tick % SLICES_WATCHED;
 }

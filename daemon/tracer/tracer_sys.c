@@ -389,17 +389,19 @@ static void thresholds(struct pl_tsys *s, uint64_t memavail_kb)
 			   : s->dirty_ratio > 0 ? memavail_kb * (uint64_t)s->dirty_ratio / 100 : 0;
 }
 
-static void read_procs_blocked(struct pl_tsys *s, int rootfd, bool keep,
-			       struct pl_tsys_sample *out)
+/* procs_blocked and ctxt, from one read of /proc/stat. */
+static void read_stat(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
 	uint64_t t0 = pl__tcost_now(s->cost);
 
 	if (rd(s, PL_TPHASE_STAT, &s->stat, rootfd, "stat", keep) > 0) {
-		static const char *const key[] = { "procs_blocked" };
-		uint64_t v;
+		static const char *const key[] = { "procs_blocked", "ctxt" };
+		uint64_t v[2] = { UINT64_MAX, 0 };
 
-		if (pl__parse_keyed_u64(s->stat.buf, key, 1, &v) == 1)
-			out->procs_blocked = (int64_t)v;
+		pl__parse_keyed_u64(s->stat.buf, key, 2, v);
+		if (v[0] != UINT64_MAX)
+			out->procs_blocked = (int64_t)v[0];
+		out->ctxt = v[1];
 	}
 	pl__tcost_done(s->cost, PL_TPHASE_STAT, t0, 1);
 }
@@ -465,11 +467,13 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	 * with it, the count is read only when PSI grew, for the sweep to
 	 * tell whether it knows every blocked task already. */
 	out->procs_blocked = -1;
+	out->ctxt = 0;
 	if (!out->have_psi_io)
-		read_procs_blocked(s, rootfd, keep, out);
+		read_stat(s, rootfd, keep, out);
 	out->maybe_blocked = pl__tsys_maybe_blocked(s, out);
-	if (out->have_psi_io && out->maybe_blocked)
-		read_procs_blocked(s, rootfd, keep, out);
+	if ((out->have_psi_io && out->maybe_blocked && !s->blocked_unneeded) ||
+	    (s->want_ctxt && out->ctxt == 0))
+		read_stat(s, rootfd, keep, out);
 	/* The last field of loadavg is the pid most recently handed out: while
 	 * it stays the same, no process appeared and the directory scan can
 	 * be skipped. */

@@ -37,6 +37,17 @@
 
 static const char *const watch[] = { "no-such-comm-watched" };
 static uint64_t tick;
+/* the watch under test: NULL for the scan, "task_iter" for the switch one */
+static const char *watch_force;
+static enum pl_dwatch_kind watch_kind;
+
+/* Where the kernel has both ways the watch starts as the switch one: the
+ * scan is steered to as under a load that switches a billion times a tick. */
+static void use_kind(struct pl_dwatch *w)
+{
+	if (watch_kind == PL_DWATCH_SCAN)
+		pl__dwatch_steer(w, 1000000000, 1);
+}
 
 static bool wait_state(int pid, char want)
 {
@@ -184,12 +195,14 @@ static int lock_wait_case(int rootfd, const char *path, bool watch_on)
 	struct pl_tproc *w;
 	char c = 'x';
 
-	probe_force(watch_on ? NULL : "sched_bpf");
+	probe_force(watch_on ? watch_force : "sched_bpf");
 	waiter = start_waiter(path, &wcmd);
 	if (waiter < 0 || !wait_state(waiter, 'S') || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
-	TAP_OK(tp.dwatch.on == watch_on, "the D watch is %s", watch_on ? "on" : "refused");
+	use_kind(&tp.dwatch);
+	TAP_OK(tp.dwatch.on == watch_on && (!watch_on || tp.dwatch.kind == watch_kind),
+	       "the D watch is %s", pl__dwatch_kind_name(&tp.dwatch));
 	tick_not_slice_of(&tp, waiter);
 	tick_not_slice_of(&tp, waiter);
 	w = rec_of(&tp, waiter);
@@ -238,10 +251,11 @@ static void vfork_case(int rootfd)
 	struct pl_tproc *p;
 	char c = 'v';
 
-	probe_force(NULL);
+	probe_force(watch_force);
 	if (pipe(go) || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
+	use_kind(&tp.dwatch);
 	par = fork();
 	if (par == 0) {
 		close(go[1]);
@@ -285,10 +299,11 @@ static void writer_case(int rootfd, const char *path)
 	uint64_t wb = 0, wc = 0;
 	char c = 'n';
 
-	probe_force(NULL);
+	probe_force(watch_force);
 	if (pipe(go) || pipe(ack) || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
+	use_kind(&tp.dwatch);
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -323,8 +338,14 @@ static void writer_case(int rootfd, const char *path)
 	TAP_OK(p && p->seen_tick == tick && wc >= sizeof(block),
 	       "pages dirtied that nobody read explains: read, its 64 KiB in this tick (%llu)",
 	       (unsigned long long)wc);
-	TAP_OK(p && strcmp(p->comm, "renamed-writer") != 0,
-	       "from its io alone: its new name is not read yet (%s)", p ? p->comm : "?");
+	if (watch_kind == PL_DWATCH_SWITCH)
+		TAP_OK(p && strcmp(p->comm, "renamed-writer") != 0,
+		       "switch: from its io alone: its new name is not read yet (%s)",
+		       p ? p->comm : "?");
+	else
+		TAP_OK(p && strcmp(p->comm, "renamed-writer") == 0,
+		       "scan: read whole, as a wait between two scans is not seen: its new name "
+		       "read (%s)", p ? p->comm : "?");
 	for (int i = 0; i < 50 && p && (unsigned)pid % 50 != tick % 50; i++) {
 		pl__tprocs_tick(&tp, ++tick, 0, &(struct pl_tprocs_hint){ false, 0, 0 });
 		p = rec_of(&tp, pid);
@@ -349,9 +370,10 @@ static void overflow_case(int rootfd)
 	uint64_t full, overflows;
 	int pid;
 
-	probe_force(NULL);
+	probe_force(watch_force);
 	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
+	use_kind(&tp.dwatch);
 	pl__tprocs_tick(&tp, ++tick, 0, &none);
 	pl__tprocs_tick(&tp, ++tick, 0, &none);
 	full = tp.full_sweeps;
@@ -374,6 +396,95 @@ static void overflow_case(int rootfd)
 	pl__tprocs_tick(&tp, ++tick, 0, &none);
 	TAP_OK(tp.full_sweeps == full + 1, "and the next tick, the ring drained, reads as before");
 	pl__tprocs_free(&tp);
+}
+
+/* Steering between the two ways: to the scan when the machine switches
+ * often, back to the switch watch when it does not; a leader that went
+ * into D while the switch watch was detached is named at the drain after
+ * it is attached again, by one more scan. */
+static void steer_case(void)
+{
+	struct pl_dwatch w;
+	int par, out[16];
+	bool overflow, found = false;
+	size_t n;
+
+	probe_force(NULL);
+	if (pl__dwatch_open(&w, false) < 0)
+		exit(99);
+	TAP_OK(w.kind == PL_DWATCH_SWITCH && pl__dwatch_steerable(&w),
+	       "steer: both ways loaded, the switch watch first (%s)", pl__dwatch_kind_name(&w));
+	pl__dwatch_steer(&w, 100, 1); /* 13 us a tick of switching against a scan's cost */
+	TAP_OK(w.kind == PL_DWATCH_SWITCH && w.scan_ns > 0,
+	       "steer: 100 switches a tick stay with it (a scan costs %.1f us)", w.scan_ns / 1e3);
+	pl__dwatch_steer(&w, 50000, 1);
+	TAP_OK(w.kind == PL_DWATCH_SCAN && w.link_fd < 0 && w.steers == 1,
+	       "steer: 50,000 a tick take the scan, the tracepoint detached");
+	par = fork();
+	if (par == 0) {
+		if (vfork() == 0) {
+			usleep(400000);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	wait_state(par, 'D');
+	pl__dwatch_steer(&w, 0, 1);
+	TAP_OK(w.kind == PL_DWATCH_SWITCH && w.link_fd >= 0 && w.steers == 2,
+	       "steer: a quiet machine takes the switch watch again, attached");
+	n = pl__dwatch_drain(&w, out, 16, &overflow);
+	for (size_t k = 0; k < n; k++)
+		found |= out[k] == par;
+	TAP_OK(found && !overflow,
+	       "steer: the vfork parent that went into D while it was detached is named once more");
+	waitpid(par, NULL, 0);
+	pl__dwatch_close(&w);
+}
+
+/* The scan names the leaders in D at the moment it runs: three vfork
+ * parents, and more than the caller has room for is an overflow. */
+static void scan_case(void)
+{
+	struct pl_dwatch w;
+	int par[3], out[8];
+	size_t n, found = 0;
+	bool overflow = false;
+
+	probe_force(watch_force);
+	if (pl__dwatch_open(&w, false) < 0)
+		exit(99);
+	use_kind(&w);
+	for (int i = 0; i < 3; i++) {
+		par[i] = fork();
+		if (par[i] == 0) {
+			if (vfork() == 0) {
+				usleep(400000); /* the parent waits in D until this exits */
+				_exit(0);
+			}
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		wait_state(par[i], 'D');
+	n = pl__dwatch_drain(&w, out, 8, &overflow);
+	for (size_t k = 0; k < n; k++) {
+		for (int i = 0; i < 3; i++)
+			found += out[k] == par[i];
+	}
+	TAP_OK(!overflow && found == 3, "scan: the three vfork parents in D are named (%zu of %zu)",
+	       found, n);
+	n = pl__dwatch_drain(&w, out, 2, &overflow);
+	TAP_OK(n == 2 && overflow, "scan: more in D than the room given is an overflow (%zu)", n);
+	for (int i = 0; i < 3; i++)
+		waitpid(par[i], NULL, 0);
+	n = pl__dwatch_drain(&w, out, 8, &overflow);
+	found = 0;
+	for (size_t k = 0; k < n; k++) {
+		for (int i = 0; i < 3; i++)
+			found += out[k] == par[i];
+	}
+	TAP_OK(!overflow && found == 0, "scan: gone, they are not named again");
+	pl__dwatch_close(&w);
 }
 
 /* loadavg's last pid: what the tracer gives pl__tprocs_tick, so that new
@@ -430,10 +541,12 @@ static void births_case(int rootfd, bool watch_on, int crowd)
 	uint64_t scans, lists, unopened;
 	struct pl_tproc *pa, *pb, *pc;
 
-	probe_force(watch_on ? NULL : "sched_bpf");
+	probe_force(watch_on ? watch_force : "sched_bpf");
 	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
-	TAP_OK(tp.dwatch.on == watch_on, "births: the D watch is %s", watch_on ? "on" : "refused");
+	use_kind(&tp.dwatch);
+	TAP_OK(tp.dwatch.on == watch_on && (!watch_on || tp.dwatch.kind == watch_kind),
+	       "births: the D watch is %s", pl__dwatch_kind_name(&tp.dwatch));
 	do {
 		if (pipe(lives) || pipe(quits))
 			exit(99);
@@ -547,10 +660,11 @@ static void reaped_case(int rootfd, const char *dir, bool watch_on)
 	char path[128], c = 'f';
 
 	snprintf(path, sizeof(path), "%s/reaped-%s", dir, watch_on ? "on" : "off");
-	probe_force(watch_on ? NULL : "sched_bpf");
+	probe_force(watch_on ? watch_force : "sched_bpf");
 	if (pipe(cmd) || pipe(ack) || pipe(cgo) || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
+	use_kind(&tp.dwatch);
 	runner = fork();
 	if (runner == 0) {
 		close(cmd[1]);
@@ -633,6 +747,7 @@ static void self_case(int rootfd)
 
 	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
 		exit(99);
+	use_kind(&tp.dwatch);
 	pl__tprocs_tick(&tp, ++tick, 0, &none);
 	me = rec_of(&tp, getpid());
 	TAP_OK(me && me->io_now && me->state == 'R', "the first tick reads the tracer: running (%c)",
@@ -669,28 +784,44 @@ int main(void)
 	if (rootfd < 0 || close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		return 99;
 
-	{
+	/* each watch the kernel has: the scan (6.7), the switch one (5.18) */
+	for (int k = 0; k < 2; k++) {
 		struct pl_dwatch w;
-		int err = pl__dwatch_open(&w, false);
+		int err;
 
-		if (err < 0) {
+		watch_force = k == 0 ? NULL : "task_iter";
+		watch_kind = k == 0 ? PL_DWATCH_SCAN : PL_DWATCH_SWITCH;
+		probe_force(watch_force);
+		err = pl__dwatch_open(&w, false);
+		use_kind(&w);
+		if (err < 0 || w.kind != watch_kind) {
 			/* not root, no BPF, an older kernel, a container */
-			printf("# no D watch here: %s\n", strerror(-err));
-			TAP_SKIP("no D watch on this system");
-		} else {
-			pl__dwatch_close(&w);
-			ticks = lock_wait_case(rootfd, path, true);
-			if (ticks >= 0)
-				TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
-					   "last reading and not its slice (%d ticks)", ticks);
-			vfork_case(rootfd);
-			writer_case(rootfd, path);
-			overflow_case(rootfd);
-			births_case(rootfd, true, 0);
-			births_case(rootfd, true, 100);
-			reaped_case(rootfd, dir, true);
+			printf("# no %s watch here: %s\n", k == 0 ? "scan" : "switch",
+			       err < 0 ? strerror(-err) : pl__dwatch_kind_name(&w));
+			TAP_SKIP(k == 0 ? "no scan D watch on this system" : "no switch D watch on this system");
+			if (err == 0)
+				pl__dwatch_close(&w);
+			continue;
 		}
+		pl__dwatch_close(&w);
+		printf("# the %s watch\n", k == 0 ? "scan" : "switch");
+		ticks = lock_wait_case(rootfd, path, true);
+		if (ticks >= 0)
+			TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
+				   "last reading and not its slice (%d ticks)", ticks);
+		vfork_case(rootfd);
+		writer_case(rootfd, path);
+		if (watch_kind == PL_DWATCH_SWITCH)
+			overflow_case(rootfd);
+		else
+			scan_case();
+		if (watch_kind == PL_DWATCH_SCAN)
+			steer_case();
+		births_case(rootfd, true, 0);
+		births_case(rootfd, true, 100);
+		reaped_case(rootfd, dir, true);
 	}
+	watch_force = NULL;
 	self_case(rootfd);
 	births_case(rootfd, false, 0);
 	births_case(rootfd, false, 100);
