@@ -40,12 +40,17 @@
  * and a retpoline call, not the program's 4 instructions). Where a call is
  * cheaper (no retpolines) the scan is taken a little early, no more. */
 #define SWITCH_COST_NS 130
-/* Hysteresis: the scan when the switch watch would cost half again as
- * much, the switch watch again when it would cost under three quarters. */
+/* Hysteresis: the scan as soon as the switch watch would cost half again
+ * as much; the switch watch again only when it would have cost under half
+ * as much at CALM_STEERS steers in a row. A dd-and-fsync load switches in
+ * bursts (its rounds), and each change costs 100-250 us of CPU (a
+ * tracepoint attached or detached), and an attach soon after a detach
+ * waits a grace period (8-16 ms here). */
 #define TO_SCAN_NUM 3
 #define TO_SCAN_DEN 2
-#define TO_SWITCH_NUM 3
-#define TO_SWITCH_DEN 4
+#define TO_SWITCH_NUM 1
+#define TO_SWITCH_DEN 2
+#define CALM_STEERS 3
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -318,14 +323,16 @@ void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks)
 		detach_switch(w);
 		w->kind = PL_DWATCH_SCAN;
 		w->steers++;
-	} else if (w->kind == PL_DWATCH_SCAN &&
-		   switch_ns * TO_SWITCH_DEN < w->scan_ns * TO_SWITCH_NUM &&
-		   attach_switch(w) == 0) {
-		/* what went into D before the attach is in no note: the next
-		 * drain scans as well */
-		w->kind = PL_DWATCH_SWITCH;
-		w->scan_next = true;
-		w->steers++;
+	} else if (w->kind == PL_DWATCH_SCAN) {
+		w->calm = switch_ns * TO_SWITCH_DEN < w->scan_ns * TO_SWITCH_NUM ? w->calm + 1 : 0;
+		if (w->calm >= CALM_STEERS && attach_switch(w) == 0) {
+			/* what went into D before the attach is in no note: the
+			 * next drain scans as well */
+			w->kind = PL_DWATCH_SWITCH;
+			w->scan_next = true;
+			w->steers++;
+			w->calm = 0;
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ struct pl_dwatch {
 	int scan_prog_fd, scan_link_fd;
 	uint64_t scan_ns;         /* what a scan costs, thread CPU, a running mean */
 	uint64_t scans, steers;   /* scans run; changes of way */
+	unsigned calm;            /* steers in a row the switch watch would have cost less */
 	bool scan_next;           /* the switch watch was just attached: scan once more */
 	/* the switch watch: its ring, program and tracepoint link (-1 while
 	 * detached), and the kernel's run-time statistics */
@@ -66,8 +67,9 @@ size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflo
 /* Where the kernel has both ways: take the one that costs less now. The
  * switch watch costs ~130 ns (SWITCH_COST_NS) for each of the machine's
  * context switches, the scan what its last runs cost: switches is how
- * many the machine made over ticks ticks (/proc/stat's ctxt). With
- * hysteresis, so that a load near the balance does not flip it each time. */
+ * many the machine made over ticks ticks (/proc/stat's ctxt). To the scan
+ * at once; back only after a few calm steers in a row (CALM_STEERS), so
+ * that a bursty load does not flip it each time. */
 bool pl__dwatch_steerable(const struct pl_dwatch *w);
 void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks);
 

@@ -512,9 +512,10 @@ static int write_rows(struct pl_tracer *t, double wall, double mono,
 		t->row_idx = ni;
 		t->row_cap = ncap;
 	}
-	for (i = 0; i < tp->n; i++) {
-		if (wants_row(&tp->v[i]))
-			t->row_idx[nrows++] = i;
+	/* a row needs a sample used this tick: a process read this tick */
+	for (size_t k = 0; k < tp->n_touched; k++) {
+		if (wants_row(&tp->v[tp->touched[k]]))
+			t->row_idx[nrows++] = tp->touched[k];
 	}
 	/* The Python tool lists /proc, which is in pid order. */
 	if (nrows > 1)

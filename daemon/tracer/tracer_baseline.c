@@ -25,14 +25,17 @@ static bool python_uses(const struct pl_tproc *p)
 	return p->stat_now && p->io_now && (p->label >= 0 || p->state == 'D');
 }
 
+/* Only the processes read this tick can be used (the others were not read:
+ * Python would have read them, but not used a sample of an unwatched
+ * process out of D); a csv.now of one not read is last tick's. */
 void pl__tbaseline_tick(struct pl_tprocs *tp)
 {
 	double ms_per_tick = 1000.0 / (double)tp->cfg.clk_tck;
 	uint64_t used = 0;
 	size_t i;
 
-	for (i = 0; i < tp->n; i++) {
-		struct pl_tproc *p = &tp->v[i];
+	for (size_t k = 0; k < tp->n_touched; k++) {
+		struct pl_tproc *p = &tp->v[tp->touched[k]];
 		struct pl_csv_base *b = &p->csv;
 		uint64_t blkio = p->has_blkio && !tp->cfg.no_blkio ? p->blkio_ticks : 0;
 
@@ -57,7 +60,7 @@ void pl__tbaseline_tick(struct pl_tprocs *tp)
 	if (tp->csv_bases <= PYTHON_PRUNE_PIDS)
 		return;
 	for (i = 0; i < tp->n; i++) {
-		if (!tp->v[i].csv.now)
+		if (tp->v[i].touch_tick != tp->tick || !tp->v[i].csv.now)
 			tp->v[i].csv.have = false;
 	}
 	tp->csv_bases = used;

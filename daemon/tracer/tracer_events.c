@@ -306,11 +306,12 @@ static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, doub
 int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 {
 	struct pl_tprocs *tp = &t->procs;
-	size_t i;
 	int err;
 
-	for (i = 0; i < tp->n; i++) {
-		struct pl_tproc *p = &tp->v[i];
+	/* a watched process is read every tick, and an odd block-I/O delay is
+	 * found by a read: the processes not read this tick have neither */
+	for (size_t k = 0; k < tp->n_touched; k++) {
+		struct pl_tproc *p = &tp->v[tp->touched[k]];
 		enum pl_stall_verdict v;
 
 		if (p->odd_blkio.now && (err = implausible_blkio(t, p, wall, mono)) < 0)

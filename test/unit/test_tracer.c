@@ -328,12 +328,17 @@ static void test_baseline_prune(void)
 {
 	struct pl_tproc v[2];
 	struct pl_tprocs tp;
+	size_t touched[2] = { 0, 1 }; /* both read this tick */
 
 	memset(&tp, 0, sizeof(tp));
 	memset(v, 0, sizeof(v));
 	tp.cfg.clk_tck = 100;
 	tp.v = v;
 	tp.n = 2;
+	tp.tick = 1;
+	tp.touched = touched;
+	tp.n_touched = 2;
+	v[0].touch_tick = v[1].touch_tick = 1;
 	v[0].label = 0; /* watched, read this tick */
 	v[0].stat_now = v[0].io_now = true;
 	v[0].state = 'S';

@@ -419,7 +419,14 @@ static void steer_case(void)
 	       "steer: 100 switches a tick stay with it (a scan costs %.1f us)", w.scan_ns / 1e3);
 	pl__dwatch_steer(&w, 50000, 1);
 	TAP_OK(w.kind == PL_DWATCH_SCAN && w.link_fd < 0 && w.steers == 1,
-	       "steer: 50,000 a tick take the scan, the tracepoint detached");
+	       "steer: 50,000 a tick take the scan at once, the tracepoint detached");
+	pl__dwatch_steer(&w, 0, 1);
+	pl__dwatch_steer(&w, 50000, 1);
+	pl__dwatch_steer(&w, 0, 1);
+	pl__dwatch_steer(&w, 0, 1);
+	TAP_OK(w.kind == PL_DWATCH_SCAN && w.steers == 1,
+	       "steer: quiet counts broken by a busy one start again");
+	pl__dwatch_steer(&w, 50000, 1);
 	par = fork();
 	if (par == 0) {
 		if (vfork() == 0) {
@@ -430,8 +437,12 @@ static void steer_case(void)
 	}
 	wait_state(par, 'D');
 	pl__dwatch_steer(&w, 0, 1);
+	pl__dwatch_steer(&w, 0, 1);
+	TAP_OK(w.kind == PL_DWATCH_SCAN && w.steers == 1,
+	       "steer: two quiet counts in a row keep the scan (a bursty load)");
+	pl__dwatch_steer(&w, 0, 1);
 	TAP_OK(w.kind == PL_DWATCH_SWITCH && w.link_fd >= 0 && w.steers == 2,
-	       "steer: a quiet machine takes the switch watch again, attached");
+	       "steer: the third takes the switch watch again, attached");
 	n = pl__dwatch_drain(&w, out, 16, &overflow);
 	for (size_t k = 0; k < n; k++)
 		found |= out[k] == par;
