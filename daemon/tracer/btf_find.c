@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BTF_MAX_BYTES (64u << 20) /* vmlinux's is 5-6 MB */
@@ -129,13 +130,17 @@ nomem:
 
 int pl__btf_load(struct pl_btf *b, const char *path)
 {
-	size_t cap = 8u << 20, len = 0;
+	size_t cap = 1u << 20, len = 0;
 	unsigned char *data = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	struct stat st;
 
 	memset(b, 0, sizeof(*b));
 	if (fd < 0)
 		return -errno;
+	/* sysfs gives the size: one allocation of it (5-6 MB for vmlinux) */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < BTF_MAX_BYTES)
+		cap = (size_t)st.st_size + 1;
 	for (;;) {
 		ssize_t n;
 
