@@ -183,6 +183,10 @@ void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
  * the processes read wrote, found); true when more was dirtied than they
  * and the skew between the reads account for (tracer_procs.c). */
 bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found);
+/* Whether the balance says to read every process this tick: over the slack
+ * at this tick and the last (over_last, kept by the caller), or over it by
+ * more than a quarter of what the tick dirtied. */
+bool pl__dirty_sweep_due(int64_t *balance, bool *over_last, int64_t dirtied, int64_t found);
 
 /* new processes whose opening a tick puts off to the next at most (more
  * are opened at once) */
@@ -234,10 +238,18 @@ struct pl_tprocs {
 	 * account for (write_bytes is counted as a page is dirtied): above 0,
 	 * some process not read wrote them */
 	int64_t dirty_balance;
+	bool dirty_over;       /* the balance was over its slack at the last tick */
 	struct pl_blocked_rule blocked_rule;
 	/* processes added this tick, whose parents may be waiting in vfork */
 	int new_children[32];
 	size_t n_new_children;
+	/* what reaped children wrote after their last reading, moved from
+	 * their parents' io to them this tick (settle_reaped): dirtied pages
+	 * found, for the balance */
+	uint64_t tail_bytes;
+	/* parents of processes dropped this tick, not read yet this tick */
+	int reap_parents[32];
+	size_t n_reap_parents;
 	bool warned_fds;
 	bool no_schedstat;     /* this kernel has no /proc/PID/schedstat */
 	/* a single-threaded process's run time from its POSIX CPU clock

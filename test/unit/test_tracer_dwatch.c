@@ -722,7 +722,23 @@ static void reaped_case(int rootfd, const char *dir, bool watch_on)
 	close(cgo[1]); /* the writer dirties 1 MiB more and exits; the runner reaps it */
 	for (int i = 0; i < 200 && (state_of(writer) != '?' || state_of(runner) != 'S'); i++)
 		usleep(10000);
-	for (int i = 0; i < 6; i++)
+	{
+		/* the tick that finds the writer gone, with its last 1 MiB among
+		 * the pages the kernel says were dirtied since the last tick */
+		struct pl_tprocs_hint dirtied = { true, 0, 1 << 20 };
+		uint64_t full = tp.full_sweeps;
+
+		while (++tick % (tp.dwatch.on ? 50 : 10) == (unsigned)runner % (tp.dwatch.on ? 50 : 10))
+			;
+		if (pl__tprocs_tick(&tp, tick, last_pid_now(), &dirtied) < 0)
+			exit(99);
+		pr = rec_of(&tp, runner);
+		TAP_OK(!rec_of(&tp, writer) && pr && pr->seen_tick == tick && tp.full_sweeps == full,
+		       "the tick that finds it gone reads its parent, whose io explains the pages "
+		       "dirtied: no process else read (full sweeps %llu)",
+		       (unsigned long long)(tp.full_sweeps - full));
+	}
+	for (int i = 0; i < 5; i++)
 		probe_tick_slice(&tp, runner, false);
 	probe_tick_slice(&tp, runner, true);
 	pr = rec_of(&tp, runner);

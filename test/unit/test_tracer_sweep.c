@@ -323,6 +323,32 @@ static void test_dirty_balance(void)
 	       (long long)b);
 }
 
+/* The skew between the reads of vmstat and of a writer moves MBs from one
+ * tick's balance into the next's and back: an excess sweeps when it lasts
+ * a second tick, or at once when it is more than a quarter of the tick's. */
+static void test_dirty_sweep_due(void)
+{
+	const int64_t mb = 1 << 20;
+	int64_t b = 0;
+	bool last = false;
+
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb) && last,
+	       "2 of 30 MB dirtied unexplained for a tick: not yet");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 32 * mb) && !last && b == 0,
+	       "and back the next tick: no sweep");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb), "2 MB again: not yet");
+	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 29 * mb),
+	       "still 3 MB over the next tick: every process read");
+	b = 0;
+	last = false;
+	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 0),
+	       "30 MB dirtied by no process read: at once");
+	b = 0;
+	last = false;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 32 << 10, 0) && !last,
+	       "32 KiB by nobody: under the slack, not even counted as over");
+}
+
 static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
 {
 	struct pl_procfile pf = PL_PROCFILE_INIT;
@@ -519,6 +545,7 @@ int main(void)
 
 	test_blocked_rule();
 	test_dirty_balance();
+	test_dirty_sweep_due();
 	test_vfork_parent();
 	test_probe();
 	snprintf(file, sizeof(file), "%s/born", dir);
