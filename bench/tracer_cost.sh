@@ -180,7 +180,7 @@ for mode in $modes; do
 	echo "$mode bpf ${bpf_us:-0}" >>"$splits"
 	echo "  $mode: $summary"
 	# which D watch was used (the scan or the switch one), and how often it changed
-	dwatch=$(grep '^perflink trace: cost d_watch .* at the end' "$work/pl.err" | tail -1)
+	dwatch=$(grep '^perflink trace: cost d_watch .* at the end' "$work/pl.err" | tail -1 || true)
 	[ -n "$dwatch" ] && echo "  $mode: ${dwatch#perflink trace: cost }"
 done
 

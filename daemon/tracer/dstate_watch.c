@@ -51,6 +51,10 @@
 #define TO_SWITCH_NUM 1
 #define TO_SWITCH_DEN 2
 #define CALM_STEERS 3
+/* With the switch watch, one scan every this many steers keeps the scans'
+ * cost current (a first one, just after start, costs several times what
+ * the next do); its pids go with the notes. */
+#define REFRESH_STEERS 5
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -209,6 +213,10 @@ static int open_scan(struct pl_dwatch *w)
 		return err;
 	if ((n = scan(w, probe, 4, &overflow)) < 0)
 		return (int)n;
+	/* that first one costs more than those at a tick do (cold, just
+	 * after the BTF was read; one run back to back costs less): the
+	 * first steer asks for a scan at a tick to measure */
+	w->since_scan = REFRESH_STEERS - 1;
 	return 0;
 }
 
@@ -318,6 +326,10 @@ void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks)
 	if (!pl__dwatch_steerable(w) || ticks == 0)
 		return;
 	switch_ns = switches / ticks * SWITCH_COST_NS;
+	if (w->kind == PL_DWATCH_SWITCH && ++w->since_scan >= REFRESH_STEERS) {
+		w->scan_next = true;
+		w->since_scan = 0;
+	}
 	if (w->kind == PL_DWATCH_SWITCH &&
 	    switch_ns * TO_SCAN_DEN > w->scan_ns * TO_SCAN_NUM) {
 		detach_switch(w);
@@ -332,6 +344,7 @@ void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks)
 			w->scan_next = true;
 			w->steers++;
 			w->calm = 0;
+			w->since_scan = 0;
 		}
 	}
 }

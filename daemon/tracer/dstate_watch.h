@@ -38,6 +38,7 @@ struct pl_dwatch {
 	uint64_t scan_ns;         /* what a scan costs, thread CPU, a running mean */
 	uint64_t scans, steers;   /* scans run; changes of way */
 	unsigned calm;            /* steers in a row the switch watch would have cost less */
+	unsigned since_scan;      /* steers with the switch watch since a scan measured */
 	bool scan_next;           /* the switch watch was just attached: scan once more */
 	/* the switch watch: its ring, program and tracepoint link (-1 while
 	 * detached), and the kernel's run-time statistics */

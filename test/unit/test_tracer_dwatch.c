@@ -448,6 +448,19 @@ static void steer_case(void)
 		found |= out[k] == par;
 	TAP_OK(found && !overflow,
 	       "steer: the vfork parent that went into D while it was detached is named once more");
+	{
+		uint64_t scans = w.scans;
+
+		for (int i = 0; i < 4; i++)
+			pl__dwatch_steer(&w, 10, 1);
+		pl__dwatch_drain(&w, out, 16, &overflow);
+		TAP_OK(w.kind == PL_DWATCH_SWITCH && w.scans == scans,
+		       "steer: four counts with the switch watch run no scan");
+		pl__dwatch_steer(&w, 10, 1);
+		pl__dwatch_drain(&w, out, 16, &overflow);
+		TAP_OK(w.kind == PL_DWATCH_SWITCH && w.scans == scans + 1,
+		       "steer: the fifth has the next drain scan once, to keep its cost current");
+	}
 	waitpid(par, NULL, 0);
 	pl__dwatch_close(&w);
 }
