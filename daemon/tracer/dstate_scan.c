@@ -31,9 +31,9 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf_asm.h"
 #include "btf_find.h"
 
 #define TASK_UNINTERRUPTIBLE 0x2
@@ -45,18 +45,6 @@ struct scan_btf {
 	int k_new, k_next, k_destroy, iter_task;
 	uint32_t state_off, tgid_off, meta_off, task_off, seq_off, seq_num_off;
 };
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
-static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-	struct bpf_insn i = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
-
-	return i;
-}
 
 static bool member(const struct pl_btf *b, const char *type, const char *name, uint32_t want,
 		   uint32_t *off)
@@ -106,38 +94,38 @@ static size_t assemble(struct bpf_insn *p, const struct scan_btf *s)
 	size_t n = 0;
 	const uint8_t kfunc = BPF_PSEUDO_KFUNC_CALL;
 
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 1, off16(s->task_off), 0); /* 0 r2 = task */
-	p[n++] = insn(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 27, 0);        /* 1 the last call: out */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 1, off16(s->meta_off), 0); /* 2 r6 = meta */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 3, 6, off16(s->seq_num_off), 0);
-	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 24, 0);        /* 4 not the first thread: out */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 6, off16(s->seq_off), 0); /* 5 r6 = seq */
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0);       /* no task: */
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0);       /* BPF_TASK_ITER_ALL_PROCS */
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_new);      /* 10 */
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 11 loop: */
-	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_next);     /* 13 r0 = the next leader */
-	p[n++] = insn(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 11, 0);        /* 14 none left: done */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
-	p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
-	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, -7, TASK_UNINTERRUPTIBLE); /* 17 not D: loop */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
-	p[n++] = insn(BPF_STX | BPF_MEM | BPF_W, 10, 2, NOTE_STACK, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, NOTE_STACK);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 4);
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 1, off16(s->task_off), 0); /* 0 r2 = task */
+	p[n++] = pl__insn(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 27, 0);        /* 1 the last call: out */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 1, off16(s->meta_off), 0); /* 2 r6 = meta */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 3, 6, off16(s->seq_num_off), 0);
+	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 24, 0);        /* 4 a later thread: out */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 6, off16(s->seq_off), 0); /* 5 r6 = seq */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0);       /* no task: */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0);       /* BPF_TASK_ITER_ALL_PROCS */
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_new);      /* 10 */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 11 loop: */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_next);     /* 13 r0 = the next leader */
+	p[n++] = pl__insn(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 11, 0);        /* 14 none left: done */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
+	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, -7, TASK_UNINTERRUPTIBLE); /* 17 not D: loop */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
+	p[n++] = pl__insn(BPF_STX | BPF_MEM | BPF_W, 10, 2, NOTE_STACK, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, NOTE_STACK);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 4);
 	/* the seq buffer full (8192 leaders in D): -E2BIG at the read */
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_seq_write); /* 24 */
-	p[n++] = insn(BPF_JMP | BPF_JA, 0, 0, -15, 0);                /* 25 loop */
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 26 done: */
-	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_destroy);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);       /* 29 out: */
-	p[n++] = insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_seq_write); /* 24 */
+	p[n++] = pl__insn(BPF_JMP | BPF_JA, 0, 0, -15, 0);                /* 25 loop */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 26 done: */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_destroy);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);       /* 29 out: */
+	p[n++] = pl__insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	return n;
 }
 
@@ -162,7 +150,7 @@ int pl__dscan_open(int *prog_fd, int *link_fd)
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* the task iterator kfuncs ask for it */
 	memcpy(a.prog_name, "pl_dscan", sizeof("pl_dscan"));
-	*prog_fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	*prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
 	if (*prog_fd < 0)
 		return -errno;
 	/* this process's threads only: the first visit walks every process */
@@ -173,7 +161,7 @@ int pl__dscan_open(int *prog_fd, int *link_fd)
 	a.link_create.attach_type = BPF_TRACE_ITER;
 	a.link_create.iter_info = (uint64_t)(uintptr_t)&li;
 	a.link_create.iter_info_len = sizeof(li);
-	*link_fd = (int)sys_bpf(BPF_LINK_CREATE, &a);
+	*link_fd = (int)pl__sys_bpf(BPF_LINK_CREATE, &a);
 	if (*link_fd < 0) {
 		err = -errno;
 		close(*prog_fd);
@@ -192,7 +180,7 @@ ssize_t pl__dscan_read(int link_fd, int *out, size_t cap, bool *overflow)
 	*overflow = false;
 	memset(&a, 0, sizeof(a));
 	a.iter_create.link_fd = (uint32_t)link_fd;
-	if ((fd = (int)sys_bpf(BPF_ITER_CREATE, &a)) < 0)
+	if ((fd = (int)pl__sys_bpf(BPF_ITER_CREATE, &a)) < 0)
 		return -errno;
 	for (;;) {
 		int spill[256];

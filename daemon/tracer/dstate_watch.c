@@ -22,10 +22,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bpf_asm.h"
+#include "clock.h"
 #include "log.h"
 #include "dstate_scan.h"
 #include "probe.h"
@@ -56,43 +56,31 @@
  * the next do); its pids go with the notes. */
 #define REFRESH_STEERS 5
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
-static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-	struct bpf_insn i = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
-
-	return i;
-}
-
 /* The program, for the ring buffer map_fd. */
 static size_t assemble(struct bpf_insn *p, int map_fd)
 {
 	size_t n = 0;
 
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);      /* r6 = ctx (u64 args[]) */
-	p[n++] = insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 6, 3 * 8, 0);   /* r2 = prev_state */
-	p[n++] = insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
-	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, 13, TASK_UNINTERRUPTIBLE); /* not D: out */
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_RSH | BPF_K, 1, 0, 0, 32);     /* r1 = tgid */
-	p[n++] = insn(BPF_ALU | BPF_MOV | BPF_X, 0, 0, 0, 0);        /* w0 = pid (zero-extends) */
-	p[n++] = insn(BPF_JMP | BPF_JNE | BPF_X, 0, 1, 8, 0);        /* not a leader: out */
-	p[n++] = insn(BPF_STX | BPF_MEM | BPF_DW, 10, 1, -8, 0);     /* the note: the tgid */
-	p[n++] = insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, map_fd);
-	p[n++] = insn(0, 0, 0, 0, 0);                                /* ld_imm64's upper half */
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
-	p[n++] = insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 8);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, BPF_RB_NO_WAKEUP); /* never polled */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);      /* r6 = ctx (u64 args[]) */
+	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 6, 3 * 8, 0);   /* r2 = prev_state */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
+	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, 13, TASK_UNINTERRUPTIBLE); /* not D: out */
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_RSH | BPF_K, 1, 0, 0, 32);     /* r1 = tgid */
+	p[n++] = pl__insn(BPF_ALU | BPF_MOV | BPF_X, 0, 0, 0, 0);        /* w0 = pid (zero-extends) */
+	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_X, 0, 1, 8, 0);        /* not a leader: out */
+	p[n++] = pl__insn(BPF_STX | BPF_MEM | BPF_DW, 10, 1, -8, 0);     /* the note: the tgid */
+	p[n++] = pl__insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, map_fd);
+	p[n++] = pl__insn(0, 0, 0, 0, 0);                                /* ld_imm64's upper half */
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 8);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, BPF_RB_NO_WAKEUP); /* never polled */
 	/* full: the note is lost, which the reader sees by the ring's fill */
-	p[n++] = insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ringbuf_output);
-	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);     /* out: */
-	p[n++] = insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ringbuf_output);
+	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);     /* out: */
+	p[n++] = pl__insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	return n;
 }
 
@@ -122,7 +110,7 @@ static int load_switch(struct pl_dwatch *w)
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* none of its helpers asks for it */
 	memcpy(a.prog_name, "pl_dstate", sizeof("pl_dstate"));
-	w->prog_fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	w->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
 	return w->prog_fd < 0 ? -errno : 0;
 }
 
@@ -134,7 +122,7 @@ static int attach_switch(struct pl_dwatch *w)
 	a.raw_tracepoint.name = (uint64_t)(uintptr_t)"sched_switch";
 	a.raw_tracepoint.prog_fd = (uint32_t)w->prog_fd;
 	/* EINVAL before 5.18: the tracepoint had no fourth argument */
-	w->link_fd = (int)sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+	w->link_fd = (int)pl__sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
 	return w->link_fd < 0 ? -errno : 0;
 }
 
@@ -153,7 +141,7 @@ static int map_ring(struct pl_dwatch *w)
 	memset(&a, 0, sizeof(a));
 	a.map_type = BPF_MAP_TYPE_RINGBUF;
 	a.max_entries = RING_BYTES;
-	w->map_fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+	w->map_fd = (int)pl__sys_bpf(BPF_MAP_CREATE, &a);
 	if (w->map_fd < 0)
 		return -errno;
 	w->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -173,21 +161,12 @@ static int map_ring(struct pl_dwatch *w)
 	return 0;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* One scan, its cost kept (a running mean, for pl__dwatch_steer). */
 static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 {
-	uint64_t t0 = thread_cpu_ns();
+	uint64_t t0 = pl__thread_cpu_ns();
 	ssize_t n = pl__dscan_read(w->scan_link_fd, out, cap, overflow);
-	uint64_t d = thread_cpu_ns() - t0;
+	uint64_t d = pl__thread_cpu_ns() - t0;
 
 	w->scan_ns = w->scan_ns ? (3 * w->scan_ns + d) / 4 : d;
 	w->scans++;
@@ -231,7 +210,7 @@ static int open_switch(struct pl_dwatch *w, bool timed)
 
 		memset(&a, 0, sizeof(a));
 		a.enable_stats.type = BPF_STATS_RUN_TIME;
-		w->stats_fd = (int)sys_bpf(BPF_ENABLE_STATS, &a); /* -1: untimed */
+		w->stats_fd = (int)pl__sys_bpf(BPF_ENABLE_STATS, &a); /* -1: untimed */
 	}
 	return 0;
 }
@@ -426,7 +405,7 @@ uint64_t pl__dwatch_run_ns(const struct pl_dwatch *w)
 	a.info.bpf_fd = (uint32_t)w->prog_fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
+	if (pl__sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) < 0)
 		return 0;
 	return info.run_time_ns;
 }

@@ -705,8 +705,9 @@ static void mark_hot(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t ti
  * not in D now, and its block-I/O delay did not grow (an I/O wait is a D
  * state, which the watch would have noted). Not with the scan, which names
  * those in D when it runs: a wait between two scans is not seen, and its
- * delay (a fellow victim's, which makes it no bully) is in stat alone. So a writer read for the bully's
- * history needs only its io, whose kept fd fails once the process is gone.
+ * delay (a fellow victim's, which makes it no bully) is in stat alone. So
+ * with the switch watch a writer read for the bully's history needs only
+ * its io, whose kept fd fails once the process is gone.
  * Its slice still reads stat, for a new comm (an exec) and its threads,
  * even if it did not run since: it ran before a reading that skipped stat. */
 static bool io_tells_all(const struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t tick)
@@ -1290,11 +1291,20 @@ void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
 	r->unfound = procs_blocked > found_d ? procs_blocked - found_d : 0;
 }
 
-/* After the first pass: must the sleeping processes be read as well? Only
- * when a task may have blocked or written (the hint), and the first pass
- * does not account for it: the kernel counts more tasks in an I/O wait
- * than it found in D, or (naming the bully) more pages dirtied than the
- * processes it read wrote. A count that is not known says yes. */
+/* One known process read outside the sweep's pass, timed as watched or
+ * other. false when it is gone (the caller drops it, or leaves that to the
+ * next sweep). */
+static bool read_out_of_turn(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+{
+	uint64_t t0 = pl__tcost_now(tp->cost);
+	bool alive;
+
+	tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
+	alive = sweep_one(tp, p, tick);
+	pl__tcost_done(tp->cost, tp->phase, t0, 1);
+	return alive;
+}
+
 /* The parents of the processes the sweep found gone, read now (asleep in a
  * wait(2) they are skipped until their slice): the reap put what the child
  * wrote after its last reading into the parent's io, and the tick's dirty
@@ -1310,14 +1320,11 @@ static void read_reap_parents(struct pl_tprocs *tp, uint64_t tick, struct sweep_
 	for (k = 0; k < tp->n_reap_parents; k++) {
 		long at = lookup(tp, tp->reap_parents[k]);
 		struct pl_tproc *p;
-		uint64_t t0;
 
 		if (at < 0 || tp->v[at].seen_tick == tick)
 			continue;
 		p = &tp->v[at];
-		t0 = pl__tcost_now(tp->cost);
-		tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
-		if (sweep_one(tp, p, tick)) {
+		if (read_out_of_turn(tp, p, tick)) {
 			found->dstate += p->stat_now && p->state == 'D';
 			found->dirtied_bytes += p->gap_wbytes > 0 ? (uint64_t)p->gap_wbytes : 0;
 		} else {
@@ -1325,11 +1332,15 @@ static void read_reap_parents(struct pl_tprocs *tp, uint64_t tick, struct sweep_
 			if (rebuild_hash(tp) < 0)
 				break;
 		}
-		pl__tcost_done(tp->cost, tp->phase, t0, 1);
 	}
 	tp->n_reap_parents = 0;
 }
 
+/* After the first pass: must the sleeping processes be read as well? Only
+ * when a task may have blocked or written (the hint), and the first pass
+ * does not account for it: the kernel counts more tasks in an I/O wait
+ * than it found in D, or (naming the bully) more pages dirtied than the
+ * processes it read wrote. A count that is not known says yes. */
 static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl_tprocs_hint *h,
 			    const struct sweep_found *found)
 {
@@ -1378,17 +1389,13 @@ static void read_new_parents(struct pl_tprocs *tp, uint64_t tick)
 	for (size_t k = 0; k < tp->n_new_children; k++) {
 		long c = lookup(tp, tp->new_children[k]), at;
 		struct pl_tproc *p;
-		uint64_t t0;
 
 		if (c < 0 || (at = lookup(tp, tp->v[c].ppid)) < 0)
 			continue;
 		p = &tp->v[at];
 		if (p->seen_tick == tick || strcmp(p->comm, tp->v[c].comm) != 0)
 			continue;
-		t0 = pl__tcost_now(tp->cost);
-		tp->phase = p->label >= 0 ? PL_TPHASE_WATCHED : PL_TPHASE_OTHERS;
-		sweep_one(tp, p, tick);
-		pl__tcost_done(tp->cost, tp->phase, t0, 1);
+		read_out_of_turn(tp, p, tick);
 	}
 }
 

@@ -398,6 +398,22 @@ static void overflow_case(int rootfd)
 	pl__tprocs_free(&tp);
 }
 
+/* A process in D for 400 ms from now: the parent of a vfork child that
+ * sleeps before it exits. */
+static int fork_vfork_parent(void)
+{
+	int par = fork();
+
+	if (par == 0) {
+		if (vfork() == 0) {
+			usleep(400000);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	return par;
+}
+
 /* Steering between the two ways: to the scan when the machine switches
  * often, back to the switch watch when it does not; a leader that went
  * into D while the switch watch was detached is named at the drain after
@@ -427,14 +443,7 @@ static void steer_case(void)
 	TAP_OK(w.kind == PL_DWATCH_SCAN && w.steers == 1,
 	       "steer: quiet counts broken by a busy one start again");
 	pl__dwatch_steer(&w, 50000, 1);
-	par = fork();
-	if (par == 0) {
-		if (vfork() == 0) {
-			usleep(400000);
-			_exit(0);
-		}
-		_exit(0);
-	}
+	par = fork_vfork_parent();
 	wait_state(par, 'D');
 	pl__dwatch_steer(&w, 0, 1);
 	pl__dwatch_steer(&w, 0, 1);
@@ -479,14 +488,7 @@ static void scan_case(void)
 		exit(99);
 	use_kind(&w);
 	for (int i = 0; i < 3; i++) {
-		par[i] = fork();
-		if (par[i] == 0) {
-			if (vfork() == 0) {
-				usleep(400000); /* the parent waits in D until this exits */
-				_exit(0);
-			}
-			_exit(0);
-		}
+		par[i] = fork_vfork_parent();
 	}
 	for (int i = 0; i < 3; i++)
 		wait_state(par[i], 'D');
