@@ -700,7 +700,6 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->births_unopened = tp->births_unopened;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
-	out->d_watch = tp->dwatch.on;
 	out->d_watch_kind = pl__dwatch_kind_name(&tp->dwatch);
 	out->d_scans = tp->dwatch.scans;
 	out->d_steers = tp->dwatch.steers;

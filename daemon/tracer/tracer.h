@@ -96,11 +96,11 @@ struct pl_tracer_stats {
 	uint64_t births_deferred, births_unopened;
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
-	/* the D watch (dstate_watch.h): on, the leaders it noted, the ticks
-	 * it overflowed (every process read), and with --cost-split its BPF
-	 * program's run time in the tasks switching, not in the tracer */
-	bool d_watch;
-	const char *d_watch_kind; /* "scan", "switch" or "off" at the end (dstate_watch.h) */
+	/* the D watch (dstate_watch.h): which way was in use at the end
+	 * ("scan", "switch" or "off"), the leaders it named, the ticks it
+	 * overflowed (every process read), and with --cost-split the switch
+	 * watch's run time in the tasks switching, not in the tracer */
+	const char *d_watch_kind;
 	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
 	uint64_t d_notes, d_overflows, d_watch_run_ns;
 	/* --cost-split, over the ticks after the first (which reads every
