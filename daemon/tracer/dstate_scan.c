@@ -46,21 +46,21 @@ struct scan_btf {
 	uint32_t state_off, tgid_off, meta_off, task_off, seq_off, seq_num_off;
 };
 
-static bool member(const struct pl_btf *b, const char *type, const char *name, uint32_t want,
-		   uint32_t *off)
+/* A member of structure id of the size the program loads. */
+static bool member(const struct pl_btf *b, int id, const char *name, uint32_t want, uint32_t *off)
 {
 	uint32_t size;
 
-	return pl__btf_member(b, pl__btf_find(b, type, PL_BTF_STRUCT), name, off, &size) == 0 &&
-	       size == want;
+	return pl__btf_member(b, id, name, off, &size) == 0 && size == want;
 }
 
 /* -ENOENT: a kernel without the task iterator kfuncs (before 6.7) or
- * whose types are not as this program reads them. */
+ * whose types are not as this program reads them. Each name is looked up
+ * once: a look-up walks the ~125,000 types of vmlinux. */
 static int find_btf(struct scan_btf *s)
 {
 	struct pl_btf b;
-	int err;
+	int err, task, ctx, meta;
 
 	if (sizeof(void *) != 8)
 		return -ENOTSUP; /* the program loads the context's pointers as 64-bit */
@@ -70,13 +70,16 @@ static int find_btf(struct scan_btf *s)
 	s->k_next = pl__btf_find(&b, "bpf_iter_task_next", PL_BTF_FUNC);
 	s->k_destroy = pl__btf_find(&b, "bpf_iter_task_destroy", PL_BTF_FUNC);
 	s->iter_task = pl__btf_find(&b, "bpf_iter_task", PL_BTF_FUNC);
+	task = pl__btf_find(&b, "task_struct", PL_BTF_STRUCT);
+	ctx = pl__btf_find(&b, "bpf_iter__task", PL_BTF_STRUCT);
+	meta = pl__btf_find(&b, "bpf_iter_meta", PL_BTF_STRUCT);
 	err = s->k_new > 0 && s->k_next > 0 && s->k_destroy > 0 && s->iter_task > 0 &&
-			      member(&b, "task_struct", "__state", 4, &s->state_off) &&
-			      member(&b, "task_struct", "tgid", 4, &s->tgid_off) &&
-			      member(&b, "bpf_iter__task", "meta", sizeof(void *), &s->meta_off) &&
-			      member(&b, "bpf_iter__task", "task", sizeof(void *), &s->task_off) &&
-			      member(&b, "bpf_iter_meta", "seq", sizeof(void *), &s->seq_off) &&
-			      member(&b, "bpf_iter_meta", "seq_num", 8, &s->seq_num_off)
+			      member(&b, task, "__state", 4, &s->state_off) &&
+			      member(&b, task, "tgid", 4, &s->tgid_off) &&
+			      member(&b, ctx, "meta", sizeof(void *), &s->meta_off) &&
+			      member(&b, ctx, "task", sizeof(void *), &s->task_off) &&
+			      member(&b, meta, "seq", sizeof(void *), &s->seq_off) &&
+			      member(&b, meta, "seq_num", 8, &s->seq_num_off)
 		      ? 0
 		      : -ENOENT;
 	pl__btf_free(&b);
