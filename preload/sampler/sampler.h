@@ -94,6 +94,7 @@ struct pl_stack_sample {
 	uint32_t depth;
 	uint16_t idle;      /* taken inside a swap */
 	uint16_t cut_short; /* the walk ended before the outermost frame */
+	uint64_t taken_ns;  /* the raw sample's mono_ns: names are judged by the mappings then */
 	uintptr_t ip[PL_STACK_DEPTH]; /* [0] the interrupted pc, then return addresses */
 };
 
@@ -170,11 +171,22 @@ bool pl__modules_gone_name(uintptr_t pc, char *out, size_t cap);
 /* Bumped each time the table changes (a library came or went); each
  * reader keeps the value it last saw. */
 unsigned long pl__modules_generation(void);
+
+/* --- sampler_anon_code.c: a JIT's code, from /proc/self/maps ----------- */
+
 /* Whether pc is in an anonymous executable mapping (a JIT's code) as last
  * read; a pc found in none asks for the next refresh. */
-bool pl__modules_anon_exec(uintptr_t pc);
+bool pl__anon_exec(uintptr_t pc);
 /* Outside pl__modules_hold: read /proc/self/maps again if a walk asked. */
-void pl__modules_refresh_maps(void);
+void pl__anon_refresh_maps(void);
+/* Outside pl__modules_hold, to name pc of a sample taken at taken_ns:
+ * whether it was a JIT's code then, as well as can be told. In the mappings
+ * as last read; else, if they were read before the sample, in them read
+ * again (a few times a window at most); else in a region seen before and
+ * unmapped since (the last 64 kept). */
+bool pl__anon_code(uintptr_t pc, uint64_t taken_ns);
+/* A new window: its reads of /proc/self/maps for pl__anon_code. */
+void pl__anon_new_window(void);
 
 /* --- sampler_unwind.c: the walk, on the sampler thread ------------------- */
 

@@ -8,9 +8,8 @@
  * The table is rebuilt inside that callback when the loader's counters
  * (dlpi_adds, dlpi_subs) moved, so it always describes what is mapped.
  *
- * Anonymous executable mappings (a JIT's code, llvmpipe's shaders) are
- * not modules: they come from /proc/self/maps, read outside the lock when
- * a walk met a pc it could not place. */
+ * Anonymous executable mappings (a JIT's code) are not modules: they are
+ * sampler_anon_code.c's. */
 #include "sampler.h"
 #include "real.h"
 
@@ -23,7 +22,6 @@
 #include <unistd.h>
 
 #define MAX_SEGMENTS 4096
-#define MAX_ANON_EXEC 64
 
 struct segment {
 	uintptr_t lo, hi;
@@ -54,12 +52,6 @@ static int n_segs;
 static bool table_built;
 static unsigned long generation;
 static unsigned long long seen_adds, seen_subs;
-
-static struct {
-	uintptr_t lo, hi;
-} anon_exec[MAX_ANON_EXEC];
-static int n_anon_exec;
-static bool maps_wanted;
 
 struct hold {
 	void (*fn)(void *);
@@ -240,67 +232,4 @@ bool pl__modules_gone_name(uintptr_t pc, char *out, size_t cap)
 unsigned long pl__modules_generation(void)
 {
 	return generation;
-}
-
-bool pl__modules_anon_exec(uintptr_t pc)
-{
-	int i;
-
-	for (i = 0; i < n_anon_exec; i++) {
-		if (pc >= anon_exec[i].lo && pc < anon_exec[i].hi)
-			return true;
-	}
-	maps_wanted = true;
-	return false;
-}
-
-/* "lo-hi perms offset dev inode [path]": executable, inode 0 */
-static void parse_maps_line(const char *line)
-{
-	unsigned long lo, hi, offset, inode;
-	unsigned major, minor;
-	char perms[5];
-
-	if (sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &lo, &hi, perms, &offset, &major, &minor,
-		   &inode) != 7 ||
-	    perms[2] != 'x' || inode != 0 || hi <= lo || n_anon_exec >= MAX_ANON_EXEC)
-		return;
-	anon_exec[n_anon_exec].lo = lo;
-	anon_exec[n_anon_exec++].hi = hi;
-}
-
-void pl__modules_refresh_maps(void)
-{
-	static char buf[8192];
-	size_t used = 0;
-	ssize_t n;
-	int fd;
-
-	if (!maps_wanted)
-		return;
-	maps_wanted = false;
-	fd = pl__real.open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n_anon_exec = 0;
-	for (;;) {
-		char *nl, *line;
-
-		do
-			n = read(fd, buf + used, sizeof(buf) - 1 - used);
-		while (n < 0 && errno == EINTR);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		buf[used] = '\0';
-		for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-			*nl = '\0';
-			parse_maps_line(line);
-		}
-		used = strlen(line);
-		memmove(buf, line, used);
-		if (used == sizeof(buf) - 1)
-			used = 0; /* a line longer than the buffer: dropped */
-	}
-	pl__real.close(fd);
 }

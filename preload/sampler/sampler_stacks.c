@@ -86,7 +86,7 @@ void pl__stacks_totals(uint64_t *s, uint64_t *i, uint64_t *o, uint64_t *c)
 }
 
 struct site;
-static struct site *site_of(uintptr_t ip, bool innermost);
+static struct site *site_of(uintptr_t ip, bool innermost, uint64_t taken_ns);
 
 int pl__stacks_add(const struct pl_stack_sample *s)
 {
@@ -118,7 +118,7 @@ int pl__stacks_add(const struct pl_stack_sample *s)
 			 * program unloads meanwhile (glmark2 closes libGL before it
 			 * exits) would leave only addresses */
 			for (d = 0; d < depth; d++)
-				site_of(e->ip[d], d == 0);
+				site_of(e->ip[d], d == 0, s->taken_ns);
 			return (int)i;
 		}
 		if (e->hash == h && e->depth == depth &&
@@ -224,37 +224,36 @@ void pl__stacks_exiting(void)
 	exiting = true;
 }
 
-static bool maps_read_this_window;
-
 void pl__stacks_names_refresh(void)
 {
 	pl__lines_refresh(); /* libraries loaded since the last look */
 	pl__demangle_window();
-	maps_read_this_window = false;
 }
 
 /* dladdr for pc with its object held; *pin to dlclose after use (may be
  * NULL), *module its entry in the window's modules, *bias its load bias.
- * False: no object there (any more). */
+ * False: no object there (any more); m->found then says whether the loader
+ * still listed one, with its name and base: an object being unloaded (a
+ * dlclose running its destructors, under the loader's lock: the dlopen
+ * that would hold it waits for the close, then finds nothing). */
 static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_window_module **module,
-			uintptr_t *bias)
+			uintptr_t *bias, struct module_find *m)
 {
 	const ElfW(Sym) *sym = NULL;
-	struct module_find m;
 
-	memset(&m, 0, sizeof(m));
-	m.pc = pc;
+	memset(m, 0, sizeof(*m));
+	m->pc = pc;
 	*pin = NULL;
-	dl_iterate_phdr(module_cb, &m);
-	if (!m.found)
+	dl_iterate_phdr(module_cb, m);
+	if (!m->found)
 		return false;
-	if (strchr(m.name, '/') && !exiting) {
-		*pin = dlopen(m.name, RTLD_LAZY | RTLD_NOLOAD);
+	if (strchr(m->name, '/') && !exiting) {
+		*pin = dlopen(m->name, RTLD_LAZY | RTLD_NOLOAD);
 		if (!*pin)
 			return false; /* unloaded since */
 	}
 	if (dladdr1((void *)pc, info, (void **)&sym, RTLD_DL_SYMENT) != 0 &&
-	    ((uintptr_t)info->dli_fbase == m.base || (uintptr_t)info->dli_fbase == m.map_start)) {
+	    ((uintptr_t)info->dli_fbase == m->base || (uintptr_t)info->dli_fbase == m->map_start)) {
 		/* dladdr gives the nearest exported symbol below pc, even
 		 * where pc is past its end (a static function after it, or
 		 * code of a stripped library): a name only when pc lies inside */
@@ -263,8 +262,8 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_windo
 			info->dli_sname = NULL;
 			info->dli_saddr = NULL;
 		}
-		*module = m.module;
-		*bias = m.base;
+		*module = m->module;
+		*bias = m->base;
 		return true;
 	}
 	if (*pin)
@@ -274,8 +273,9 @@ static bool dladdr_held(uintptr_t pc, Dl_info *info, void **pin, struct pl_windo
 }
 
 /* Name the address (pc exactly for the innermost frame, else a return
- * address). */
-static struct site *site_of(uintptr_t ip, bool innermost)
+ * address) of a sample taken at taken_ns (CLOCK_MONOTONIC; 0 when not
+ * known). */
+static struct site *site_of(uintptr_t ip, bool innermost, uint64_t taken_ns)
 {
 	uintptr_t look = innermost ? ip : ip - 1;
 	uint64_t h = XXH3_64bits(&ip, sizeof(ip));
@@ -287,6 +287,7 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 	void *pin;
 	struct pl_window_module *module = NULL;
 	uintptr_t bias = 0;
+	struct module_find listed;
 
 	for (probe = 0, i = (uint32_t)h & (NAME_SLOTS - 1); probe < NAME_SLOTS / 2;
 	     probe++, i = (i + 1) & (NAME_SLOTS - 1)) {
@@ -307,13 +308,17 @@ static struct site *site_of(uintptr_t ip, bool innermost)
 		return &crowded;
 	}
 	memset(&info, 0, sizeof(info));
-	held = dladdr_held(look, &info, &pin, &module, &bias);
-	if (!held && !pl__modules_anon_exec(look) && !maps_read_this_window) {
-		/* code made since the mappings were last read: once a window */
-		maps_read_this_window = true;
-		pl__modules_refresh_maps();
-	}
-	if (!held && pl__modules_anon_exec(look)) {
+	held = dladdr_held(look, &info, &pin, &module, &bias, &listed);
+	if (!held && listed.found) {
+		/* being unloaded: its name and offset, as for one unloaded
+		 * since (a driver's libLLVM runs its destructors for a while
+		 * inside eglTerminate's dlclose) */
+		snprintf(fname, sizeof(fname), "%.*s+%#lx", NAME_MAX_LEN / 2, base_name(listed.name),
+			 (unsigned long)(look - listed.base));
+		snprintf(s->line, sizeof(s->line), "%s", fname);
+		if (listed.module)
+			pl__window_module_use(listed.module, base_name(listed.name));
+	} else if (!held && pl__anon_code(look, taken_ns)) {
 		/* a JIT's code (llvmpipe's shaders): one name for all of it, so
 		 * that its addresses make one tower, not hundreds */
 		snprintf(fname, sizeof(fname), "[anonymous code]");
@@ -399,14 +404,14 @@ int pl__stacks_rank(struct pl_ranking *r)
 		if (e->depth == 0)
 			continue;
 		mark++;
-		inner = site_of(e->ip[0], true);
+		inner = site_of(e->ip[0], true, 0);
 		if (!inner || inner->func < 0)
 			return -ENOSPC;
 		funcs[inner->func].self += e->count;
 		out_lines[n_lines].name = inner->line;
 		out_lines[n_lines++].count = e->count;
 		for (d = 0; d < e->depth; d++) {
-			struct site *s = site_of(e->ip[d], d == 0);
+			struct site *s = site_of(e->ip[d], d == 0, 0);
 
 			if (!s || s->func < 0)
 				return -ENOSPC;
@@ -530,7 +535,7 @@ int pl__stacks_folded(char **buf, size_t *len, size_t *cap, int32_t *slot_line)
 		lines[n].count = e->count;
 		lines[n].slot = (uint32_t)i;
 		for (d = e->depth; d-- > 0 && r == 0;) {
-			struct site *s = site_of(e->ip[d], d == 0);
+			struct site *s = site_of(e->ip[d], d == 0, 0);
 
 			if (!s || s->func < 0) {
 				r = -ENOSPC;

@@ -191,7 +191,7 @@ static void drain_ring(void)
 	static unsigned long names_generation;
 	struct walk_job job;
 
-	pl__modules_refresh_maps();
+	pl__anon_refresh_maps();
 	while ((job.raw = pl__ring_peek()) != NULL) {
 		uint64_t taken_ns = job.raw->mono_ns;
 		pid_t taken_tid = job.raw->tid;
@@ -200,6 +200,7 @@ static void drain_ring(void)
 		if (pl__modules_hold(walk_held, &job) < 0) {
 			job.stack.idle = job.raw->idle;
 			job.stack.cut_short = 1;
+			job.stack.taken_ns = taken_ns;
 			job.stack.depth = 1;
 			job.stack.ip[0] = pl__regs_pc(job.raw->regs);
 		}
@@ -290,6 +291,7 @@ static void write_window(uint64_t now)
 	free(text);
 	free(folded);
 	pl__stacks_reset();
+	pl__anon_new_window();
 	n_window_samples = 0;
 	window_samples_dropped = 0;
 	window_tid = 0;

@@ -192,7 +192,7 @@ static bool is_code(uintptr_t pc)
 {
 	struct pl_module_text text;
 
-	return pl__modules_text_of(pc, &text) || pl__modules_anon_exec(pc);
+	return pl__modules_text_of(pc, &text) || pl__anon_exec(pc);
 }
 
 /* The module table's generation libunwind's caches were filled under. */
@@ -208,6 +208,7 @@ void pl__unwind(const struct pl_raw_sample *raw, struct pl_stack_sample *out)
 
 	out->idle = raw->idle;
 	out->cut_short = 1;
+	out->taken_ns = raw->mono_ns;
 	out->ip[n++] = pl__regs_pc(raw->regs);
 	if (pl__modules_generation() != cached_generation) {
 		cached_generation = pl__modules_generation();

@@ -9,6 +9,7 @@
  *   unmapped_caller SECONDS LIB
  *
  * Prints "unmapped yes|no swaps N". */
+#include "mapped.h"
 #include "spin.h"
 
 #include <dlfcn.h>
@@ -32,21 +33,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int still_mapped(void)
-{
-	const char *base = strrchr(lib_path, '/') ? strrchr(lib_path, '/') + 1 : lib_path;
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		found |= strstr(line, base) != NULL;
-	fclose(f);
-	return found;
-}
-
 __attribute__((visibility("default"), noinline)) void spin_after_close(void);
 
 void spin_after_close(void)
@@ -55,7 +41,7 @@ void spin_after_close(void)
 	unsigned long swaps = 0;
 
 	dlclose(lib);
-	printf("unmapped %s ", still_mapped() == 0 ? "yes" : "no");
+	printf("unmapped %s ", still_mapped(lib_path) == 0 ? "yes" : "no");
 	end = now_s() + seconds;
 	while (now_s() < end) {
 		sink = spin(2000000, sink);
