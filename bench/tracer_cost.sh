@@ -161,8 +161,10 @@ for mode in $modes; do
 	read -r pl_ns1 pl_ms1 <<<"$pl1"
 	summary=$(grep 'perflink trace:.*ticks,' "$work/pl.err" | tail -1)
 	p99=$(sed -n 's/.*sampler_ms p50 [0-9.]* p99 \([0-9.]*\).*/\1/p' <<<"$summary")
-	# pids handed out a second (a wrap of pid_max reads as 0)
-	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds : 0 ))
+	# pids handed out a second; a wrap of pid_max starts again at 300
+	# (RESERVED_PIDS), once at most in a run
+	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds :
+		($(cat /proc/sys/kernel/pid_max) - lp0 + lp1 - 300) / seconds ))
 	# the D watch's BPF program runs in the tasks that switch, not in
 	# perflink: the kernel's count of its run time is added to perflink's
 	bpf_us=$(sed -n 's/^perflink trace: cost d_watch .* its BPF program \([0-9.]*\) us\/tick.*/\1/p' \

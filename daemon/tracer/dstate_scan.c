@@ -2,7 +2,7 @@
  * asked of the kernel once a tick by one BPF program run, that walks the
  * process list with the kernel's open-coded task iterator (the kfuncs
  * bpf_iter_task_new/next/destroy, Linux 6.7) and writes the tgid of each
- * leader in D into a seq file the tracer reads.
+ * leader in D into an array map the tracer has mapped.
  *
  * Why not the sched_switch program: that one runs at every context switch
  * of the machine, ~130 ns each on the test VM (the raw tracepoint's
@@ -10,7 +10,7 @@
  * dd-and-fsync load (15,000-24,000 switches a second) was 200-280 us a
  * tick, more than the rest of the tracer's tick. The scan costs what a
  * walk of the process list costs, a cache miss or two a process when it
- * runs once a tick (80-120 us at 300 processes on the test VM, 13 us when
+ * runs once a tick (55-90 us at 290 processes on the test VM, 2 us when
  * run back to back), whatever the load, in the tracer's own CPU time. So
  * it is taken where it is the cheaper (dstate_watch.c, pl__dwatch_steer).
  *
@@ -21,16 +21,19 @@
  * the bully's history are read whole (stat too), since their block-I/O
  * delay may have grown unseen (tracer_procs.c, io_tells_all).
  *
- * The program runs as a task iterator's (bpf_iter_task) for the tracer's
- * own process only: its first visit walks every process, the others (one
- * for each further thread) return at once. Offsets of the fields it reads
- * come from the kernel's BTF (btf_find.h): task_struct's __state and tgid,
- * and the iterator context's. */
+ * The program is a syscall one (BPF_PROG_TYPE_SYSCALL), run on demand by
+ * one bpf(BPF_PROG_TEST_RUN): a task iterator program would cost a new
+ * file at each run (BPF_ITER_CREATE, a seq_file read, a close: 20-35 us a
+ * tick under the stall load, measured with perf). Syscall programs sleep,
+ * so the walk is inside bpf_rcu_read_lock/unlock (the iterator asks for
+ * RCU). Offsets of the fields it reads (task_struct's __state and tgid)
+ * and the kfuncs' ids come from the kernel's BTF (btf_find.h). */
 #include "dstate_scan.h"
 
 #include <errno.h>
 #include <linux/bpf.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bpf_asm.h"
@@ -39,11 +42,13 @@
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_NOLOAD 0x400
 #define ITER_STACK (-24) /* struct bpf_iter_task: 3 u64, 8-aligned */
-#define NOTE_STACK (-32)
+/* The map's one value: how many, whether there were more, the tgids. */
+#define ROOM 4096
+#define VALUE_SIZE (4 * (2 + ROOM))
 
 struct scan_btf {
-	int k_new, k_next, k_destroy, iter_task;
-	uint32_t state_off, tgid_off, meta_off, task_off, seq_off, seq_num_off;
+	int k_new, k_next, k_destroy, k_lock, k_unlock;
+	uint32_t state_off, tgid_off;
 };
 
 /* A member of structure id of the size the program loads. */
@@ -60,26 +65,19 @@ static bool member(const struct pl_btf *b, int id, const char *name, uint32_t wa
 static int find_btf(struct scan_btf *s)
 {
 	struct pl_btf b;
-	int err, task, ctx, meta;
+	int err, task;
 
-	if (sizeof(void *) != 8)
-		return -ENOTSUP; /* the program loads the context's pointers as 64-bit */
 	if ((err = pl__btf_load(&b, "/sys/kernel/btf/vmlinux")) < 0)
 		return err;
 	s->k_new = pl__btf_find(&b, "bpf_iter_task_new", PL_BTF_FUNC);
 	s->k_next = pl__btf_find(&b, "bpf_iter_task_next", PL_BTF_FUNC);
 	s->k_destroy = pl__btf_find(&b, "bpf_iter_task_destroy", PL_BTF_FUNC);
-	s->iter_task = pl__btf_find(&b, "bpf_iter_task", PL_BTF_FUNC);
+	s->k_lock = pl__btf_find(&b, "bpf_rcu_read_lock", PL_BTF_FUNC);
+	s->k_unlock = pl__btf_find(&b, "bpf_rcu_read_unlock", PL_BTF_FUNC);
 	task = pl__btf_find(&b, "task_struct", PL_BTF_STRUCT);
-	ctx = pl__btf_find(&b, "bpf_iter__task", PL_BTF_STRUCT);
-	meta = pl__btf_find(&b, "bpf_iter_meta", PL_BTF_STRUCT);
-	err = s->k_new > 0 && s->k_next > 0 && s->k_destroy > 0 && s->iter_task > 0 &&
-			      member(&b, task, "__state", 4, &s->state_off) &&
-			      member(&b, task, "tgid", 4, &s->tgid_off) &&
-			      member(&b, ctx, "meta", sizeof(void *), &s->meta_off) &&
-			      member(&b, ctx, "task", sizeof(void *), &s->task_off) &&
-			      member(&b, meta, "seq", sizeof(void *), &s->seq_off) &&
-			      member(&b, meta, "seq_num", 8, &s->seq_num_off)
+	err = s->k_new > 0 && s->k_next > 0 && s->k_destroy > 0 && s->k_lock > 0 &&
+			      s->k_unlock > 0 && member(&b, task, "__state", 4, &s->state_off) &&
+			      member(&b, task, "tgid", 4, &s->tgid_off)
 		      ? 0
 		      : -ENOENT;
 	pl__btf_free(&b);
@@ -91,121 +89,159 @@ static int16_t off16(uint32_t v)
 	return v > INT16_MAX ? INT16_MAX : (int16_t)v; /* the verifier refuses a wrong one */
 }
 
-/* The program; jumps are counted from the instruction after them. */
-static size_t assemble(struct bpf_insn *p, const struct scan_btf *s)
-{
-	size_t n = 0;
-	const uint8_t kfunc = BPF_PSEUDO_KFUNC_CALL;
+/* An assembler with forward jumps to labels, patched at the end. */
+enum label { LOOP, ROOM_LEFT, DONE, N_LABELS };
+struct prog {
+	struct bpf_insn insn[48];
+	size_t n, n_jumps;
+	size_t at[N_LABELS], jump_insn[8];
+	enum label jump_to[8];
+};
 
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 2, 1, off16(s->task_off), 0); /* 0 r2 = task */
-	p[n++] = pl__insn(BPF_JMP | BPF_JEQ | BPF_K, 2, 0, 27, 0);        /* 1 the last call: out */
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 1, off16(s->meta_off), 0); /* 2 r6 = meta */
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 3, 6, off16(s->seq_num_off), 0);
-	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 24, 0);        /* 4 a later thread: out */
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_DW, 6, 6, off16(s->seq_off), 0); /* 5 r6 = seq */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0);       /* no task: */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0);       /* BPF_TASK_ITER_ALL_PROCS */
-	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_new);      /* 10 */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 11 loop: */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_next);     /* 13 r0 = the next leader */
-	p[n++] = pl__insn(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 11, 0);        /* 14 none left: done */
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
-	p[n++] = pl__insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, -7, TASK_UNINTERRUPTIBLE); /* 17 not D: loop */
-	p[n++] = pl__insn(BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
-	p[n++] = pl__insn(BPF_STX | BPF_MEM | BPF_W, 10, 2, NOTE_STACK, 0);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, NOTE_STACK);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 4);
-	/* the seq buffer full (8192 leaders in D): -E2BIG at the read */
-	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_seq_write); /* 24 */
-	p[n++] = pl__insn(BPF_JMP | BPF_JA, 0, 0, -15, 0);                /* 25 loop */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);      /* 26 done: */
-	p[n++] = pl__insn(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
-	p[n++] = pl__insn(BPF_JMP | BPF_CALL, 0, kfunc, 0, s->k_destroy);
-	p[n++] = pl__insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);       /* 29 out: */
-	p[n++] = pl__insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	return n;
+static void op(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	p->insn[p->n++] = pl__insn(code, dst, src, off, imm);
 }
 
-int pl__dscan_open(int *prog_fd, int *link_fd)
+static void jump(struct prog *p, uint8_t code, uint8_t dst, int32_t imm, enum label to)
+{
+	p->jump_insn[p->n_jumps] = p->n;
+	p->jump_to[p->n_jumps++] = to;
+	op(p, BPF_JMP | code, dst, 0, 0, imm);
+}
+
+static void kfunc(struct prog *p, int id)
+{
+	op(p, BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, id);
+}
+
+/* r1 = the iterator on the stack */
+static void iter_arg(struct prog *p)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
+}
+
+/* The program: r6 = the map's value; count and overflow to 0; walk the
+ * leaders; each in D (and not TASK_NOLOAD, an idle kernel thread's) goes
+ * to tgids[count++] while there is room, else overflow = 1. */
+static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
+{
+	memset(p, 0, sizeof(*p));
+	op(p, BPF_LD | BPF_DW | BPF_IMM, 6, BPF_PSEUDO_MAP_VALUE, 0, map_fd);
+	op(p, 0, 0, 0, 0, 0); /* the value's offset in the map: 0 */
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 0, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4, 0);
+	kfunc(p, s->k_lock);
+	iter_arg(p);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0); /* no task: */
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0); /* BPF_TASK_ITER_ALL_PROCS */
+	kfunc(p, s->k_new);
+	p->at[LOOP] = p->n;
+	iter_arg(p);
+	kfunc(p, s->k_next);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, DONE);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
+	op(p, BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
+	jump(p, BPF_JNE | BPF_K, 2, TASK_UNINTERRUPTIBLE, LOOP);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 0, 0); /* r3 = count */
+	jump(p, BPF_JLT | BPF_K, 3, ROOM, ROOM_LEFT);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4, 1);
+	jump(p, BPF_JA, 0, 0, LOOP);
+	p->at[ROOM_LEFT] = p->n;
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 2, 8, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 0, 0);
+	jump(p, BPF_JA, 0, 0, LOOP);
+	p->at[DONE] = p->n;
+	iter_arg(p);
+	kfunc(p, s->k_destroy);
+	kfunc(p, s->k_unlock);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	op(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	for (size_t i = 0; i < p->n_jumps; i++)
+		p->insn[p->jump_insn[i]].off =
+			(int16_t)((long)p->at[p->jump_to[i]] - (long)p->jump_insn[i] - 1);
+	return p->n;
+}
+
+void pl__dscan_init(struct pl_dscan *d)
+{
+	d->prog_fd = d->map_fd = -1;
+	d->value = NULL;
+}
+
+int pl__dscan_open(struct pl_dscan *d)
 {
 	struct scan_btf s;
-	struct bpf_insn prog[32];
-	union bpf_iter_link_info li;
+	struct prog p;
 	union bpf_attr a;
-	size_t n;
 	int err = find_btf(&s);
 
-	*prog_fd = *link_fd = -1;
+	pl__dscan_init(d);
 	if (err < 0)
 		return err;
-	n = assemble(prog, &s);
 	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_TRACING;
-	a.expected_attach_type = BPF_TRACE_ITER;
-	a.attach_btf_id = (uint32_t)s.iter_task;
-	a.insns = (uint64_t)(uintptr_t)prog;
-	a.insn_cnt = (uint32_t)n;
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = VALUE_SIZE;
+	a.max_entries = 1;
+	a.map_flags = BPF_F_MMAPABLE;
+	if ((d->map_fd = (int)pl__sys_bpf(BPF_MAP_CREATE, &a)) < 0)
+		return -errno;
+	d->value = mmap(NULL, VALUE_SIZE, PROT_READ, MAP_SHARED, d->map_fd, 0);
+	if (d->value == MAP_FAILED) {
+		err = -errno;
+		d->value = NULL;
+		pl__dscan_close(d);
+		return err;
+	}
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SYSCALL;
+	a.prog_flags = BPF_F_SLEEPABLE; /* what a syscall program must be */
+	a.insns = (uint64_t)(uintptr_t)p.insn;
+	a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* the task iterator kfuncs ask for it */
 	memcpy(a.prog_name, "pl_dscan", sizeof("pl_dscan"));
-	*prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
-	if (*prog_fd < 0)
-		return -errno;
-	/* this process's threads only: the first visit walks every process */
-	memset(&li, 0, sizeof(li));
-	li.task.pid = (uint32_t)getpid();
-	memset(&a, 0, sizeof(a));
-	a.link_create.prog_fd = (uint32_t)*prog_fd;
-	a.link_create.attach_type = BPF_TRACE_ITER;
-	a.link_create.iter_info = (uint64_t)(uintptr_t)&li;
-	a.link_create.iter_info_len = sizeof(li);
-	*link_fd = (int)pl__sys_bpf(BPF_LINK_CREATE, &a);
-	if (*link_fd < 0) {
+	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0) {
 		err = -errno;
-		close(*prog_fd);
-		*prog_fd = -1;
+		pl__dscan_close(d);
 		return err;
 	}
 	return 0;
 }
 
-ssize_t pl__dscan_read(int link_fd, int *out, size_t cap, bool *overflow)
+ssize_t pl__dscan_read(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)
 {
 	union bpf_attr a;
-	size_t n = 0;
-	int fd, err = 0;
+	uint32_t count;
+	size_t n;
 
-	*overflow = false;
 	memset(&a, 0, sizeof(a));
-	a.iter_create.link_fd = (uint32_t)link_fd;
-	if ((fd = (int)pl__sys_bpf(BPF_ITER_CREATE, &a)) < 0)
+	a.test.prog_fd = (uint32_t)d->prog_fd;
+	if (pl__sys_bpf(BPF_PROG_TEST_RUN, &a) < 0)
 		return -errno;
-	for (;;) {
-		int spill[256];
-		bool full = n == cap;
-		ssize_t got = read(fd, full ? spill : out + n,
-				   full ? sizeof(spill) : (cap - n) * sizeof(*out));
+	/* written by the run that just returned, read by this thread only */
+	count = d->value[0];
+	n = count < ROOM ? count : ROOM;
+	*overflow = d->value[1] != 0 || n > cap;
+	if (n > cap)
+		n = cap;
+	memcpy(out, (const void *)(d->value + 2), n * sizeof(*out));
+	return (ssize_t)n;
+}
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			/* E2BIG: more leaders in D than the seq buffer holds */
-			err = errno == E2BIG ? 0 : -errno;
-			*overflow = true;
-			break;
-		}
-		if (got == 0)
-			break;
-		if (full)
-			*overflow = true; /* the rest is read and dropped */
-		else
-			n += (size_t)got / sizeof(*out);
-	}
-	close(fd);
-	return err < 0 ? err : (ssize_t)n;
+void pl__dscan_close(struct pl_dscan *d)
+{
+	if (d->value)
+		munmap((void *)d->value, VALUE_SIZE);
+	if (d->prog_fd >= 0)
+		close(d->prog_fd);
+	if (d->map_fd >= 0)
+		close(d->map_fd);
+	pl__dscan_init(d);
 }

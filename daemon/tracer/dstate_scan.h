@@ -6,15 +6,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-/* Load the program and link it as this process's task iterator. 0, or
- * -errno (-ENOENT: the kernel has no task iterator kfuncs, or its types
- * are not as the program reads them); the fds are -1 then. */
-int pl__dscan_open(int *prog_fd, int *link_fd);
+struct pl_dscan {
+	int prog_fd, map_fd;            /* -1 where there is none */
+	const volatile uint32_t *value; /* the map's value, mapped */
+};
 
+/* No scan: fds -1, nothing mapped. */
+void pl__dscan_init(struct pl_dscan *d);
+/* Load the program and its map. 0, or -errno (-ENOENT: the kernel has no
+ * task iterator kfuncs, or its types are not as the program reads them);
+ * d is as after pl__dscan_init then. */
+int pl__dscan_open(struct pl_dscan *d);
 /* The leaders in D now, up to cap into out; how many, or -errno.
  * *overflow: there were more (the caller reads every process). */
-ssize_t pl__dscan_read(int link_fd, int *out, size_t cap, bool *overflow);
+ssize_t pl__dscan_read(const struct pl_dscan *d, int *out, size_t cap, bool *overflow);
+void pl__dscan_close(struct pl_dscan *d);
 
 #endif

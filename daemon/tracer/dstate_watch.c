@@ -165,7 +165,7 @@ static int map_ring(struct pl_dwatch *w)
 static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 {
 	uint64_t t0 = pl__thread_cpu_ns();
-	ssize_t n = pl__dscan_read(w->scan_link_fd, out, cap, overflow);
+	ssize_t n = pl__dscan_read(&w->scan, out, cap, overflow);
 	uint64_t d = pl__thread_cpu_ns() - t0;
 
 	w->scan_ns = w->scan_ns ? (3 * w->scan_ns + d) / 4 : d;
@@ -188,7 +188,7 @@ static int open_scan(struct pl_dwatch *w)
 
 	if (pl__probe_forced(PL_PROBE_TASK_ITER))
 		return -ENOSYS;
-	if ((err = pl__dscan_open(&w->scan_prog_fd, &w->scan_link_fd)) < 0)
+	if ((err = pl__dscan_open(&w->scan)) < 0)
 		return err;
 	if ((n = scan(w, probe, 4, &overflow)) < 0)
 		return (int)n;
@@ -215,15 +215,6 @@ static int open_switch(struct pl_dwatch *w, bool timed)
 	return 0;
 }
 
-static void close_scan(struct pl_dwatch *w)
-{
-	if (w->scan_link_fd >= 0)
-		close(w->scan_link_fd);
-	if (w->scan_prog_fd >= 0)
-		close(w->scan_prog_fd);
-	w->scan_link_fd = w->scan_prog_fd = -1;
-}
-
 static void close_switch(struct pl_dwatch *w)
 {
 	/* the link first: closing it detaches the program */
@@ -247,14 +238,14 @@ int pl__dwatch_open(struct pl_dwatch *w, bool timed)
 
 	memset(w, 0, sizeof(*w));
 	w->map_fd = w->prog_fd = w->link_fd = w->stats_fd = -1;
-	w->scan_prog_fd = w->scan_link_fd = -1;
+	pl__dscan_init(&w->scan);
 	if (pl__probe_forced(PL_PROBE_SCHED_BPF)) {
 		err = -ENOSYS;
 	} else if (!in_init_pid_ns()) {
 		err = -EXDEV;
 	} else {
 		if ((scan_err = open_scan(w)) < 0) {
-			close_scan(w);
+			pl__dscan_close(&w->scan);
 			pl__probe_absent(PL_PROBE_TASK_ITER, false,
 					 "no BPF scan of the process list (%s): the D watch is the one "
 					 "on sched_switch alone, which costs every context switch",
@@ -288,14 +279,14 @@ int pl__dwatch_open(struct pl_dwatch *w, bool timed)
 void pl__dwatch_close(struct pl_dwatch *w)
 {
 	close_switch(w);
-	close_scan(w);
+	pl__dscan_close(&w->scan);
 	w->on = false;
 	w->kind = PL_DWATCH_OFF;
 }
 
 bool pl__dwatch_steerable(const struct pl_dwatch *w)
 {
-	return w->on && w->scan_link_fd >= 0 && w->prog_fd >= 0;
+	return w->on && w->scan.prog_fd >= 0 && w->prog_fd >= 0;
 }
 
 void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks)

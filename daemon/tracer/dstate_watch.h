@@ -28,13 +28,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dstate_scan.h"
+
 enum pl_dwatch_kind { PL_DWATCH_OFF, PL_DWATCH_SCAN, PL_DWATCH_SWITCH };
 
 struct pl_dwatch {
 	enum pl_dwatch_kind kind; /* the way in use */
 	bool on;
 	/* the scan (dstate_scan.h): -1 where the kernel has none */
-	int scan_prog_fd, scan_link_fd;
+	struct pl_dscan scan;
 	uint64_t scan_ns;         /* what a scan costs, thread CPU, a running mean */
 	uint64_t scans, steers;   /* scans run; changes of way */
 	unsigned calm;            /* steers in a row the switch watch would have cost less */

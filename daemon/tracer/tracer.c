@@ -662,6 +662,8 @@ int pl__tracer_tick(struct pl_tracer *t)
 		pl__tcost_merge(&t->cost_run, &t->cost, t1 - t0, c1 - c0);
 	else
 		memset(&t->cost, 0, sizeof(t->cost));
+	if (t->procs.cost && t->tick == 1)
+		t->d_watch_run0_ns = pl__dwatch_run_ns(&t->procs.dwatch);
 	ms = (double)(c1 - c0) / 1e6;
 	t->sampler_ms_last = ms;
 	pl__qhist_add(&t->sampler, ms);
@@ -706,6 +708,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->d_notes = tp->notes_read;
 	out->d_overflows = tp->note_overflows;
 	out->d_watch_run_ns = pl__dwatch_run_ns(&tp->dwatch);
+	out->d_watch_run_ns -= out->d_watch_run_ns >= t->d_watch_run0_ns ? t->d_watch_run0_ns : 0;
 	if (tp->cost)
 		pl__tcost_report(&t->cost_run, out);
 }

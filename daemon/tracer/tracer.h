@@ -99,7 +99,9 @@ struct pl_tracer_stats {
 	/* the D watch (dstate_watch.h): which way was in use at the end
 	 * ("scan", "switch" or "off"), the leaders it named, the ticks it
 	 * overflowed (every process read), and with --cost-split the switch
-	 * watch's run time in the tasks switching, not in the tracer */
+	 * watch's run time in the tasks switching, not in the tracer, over
+	 * the ticks after the first (as the split's: what ran while the
+	 * tracer set up is not a tick's) */
 	const char *d_watch_kind;
 	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
 	uint64_t d_notes, d_overflows, d_watch_run_ns;

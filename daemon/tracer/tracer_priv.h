@@ -460,6 +460,7 @@ struct pl_tracer {
 	uint64_t tick_cpu0_ns;      /* CPU clock at the start of this tick */
 	struct pl_tcost cost;       /* --cost-split: this tick's */
 	struct pl_tcost_run cost_run;
+	uint64_t d_watch_run0_ns; /* the switch watch's run time at the end of the first tick */
 
 	size_t *row_idx;            /* this tick's rows, sorted by pid */
 	size_t row_cap;
