@@ -314,7 +314,7 @@ int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 		struct pl_tproc *p = &tp->v[tp->touched[k]];
 		enum pl_stall_verdict v;
 
-		if (p->odd_blkio.now && (err = implausible_blkio(t, p, wall, mono)) < 0)
+		if (p->odd_blkio_now && (err = implausible_blkio(t, p, wall, mono)) < 0)
 			return err;
 		if (p->label < 0 || !p->stat_now)
 			continue;

@@ -78,14 +78,37 @@ struct pl_csv_base {
  * keyed by pid and starttime: a pid that comes back with another starttime
  * is another process and starts fresh. */
 struct pl_tproc {
-	int pid, ppid;
+	/* What each tick's pass over the table looks at for every process,
+	 * read or not (skip_one, clear_tick): together at the start, so that
+	 * passing over one it skips touches two cache lines, not five. */
+	int pid;
+	int label;             /* index into the watch list, -1 when not watched */
+	char state;            /* as of the last stat read */
+	/* this tick's results */
+	bool stat_now;         /* state/blkio are known for this tick */
+	bool io_now;           /* rchar..wbytes are this tick's */
+	/* since the last reading the leader ran (its schedstat changed) or a
+	 * block-I/O wait of its ended (its delay total grew): two D samples
+	 * either side are two waits */
+	bool woke_now;
+	bool odd_blkio_now;    /* odd_blkio (below) is in this tick's events */
+	uint64_t seen_tick;
+	/* read every tick until then, asleep or not: seen in D or dirtying
+	 * pages lately (a fsync loop, jbd2), it may do so again at once */
+	uint64_t hot_until;
+	/* the D watch noted it switched out in D before this tick: read it,
+	 * asleep or not */
+	uint64_t noted_tick;
+	uint64_t reap_tick;    /* the last reaped child's tick (below) */
+	double d_blk_ms;
+	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */
+
 	/* read this tick: at touched[touch_pos] (pl_tprocs) */
 	uint64_t touch_tick;
 	size_t touch_pos;
+	int ppid;
 	uint64_t starttime;
 	char comm[PL_COMM_MAX];
-	char state;            /* as of the last stat read */
-	int label;             /* index into the watch list, -1 when not watched */
 	int64_t num_threads;
 	uint64_t blkio_ticks;
 	bool has_blkio;
@@ -107,39 +130,24 @@ struct pl_tproc {
 
 	int stat_fd, io_fd, ss_fd; /* kept open on a live /proc, else -1 */
 
-	uint64_t first_tick, seen_tick;
 	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
-	/* the D watch noted it switched out in D before this tick: read it,
-	 * asleep or not */
-	uint64_t noted_tick;
 	/* it ran before a reading of its io alone (tracer_procs.c): its comm
 	 * and threads may have changed without its stat read since */
 	bool stat_behind;
-	/* read every tick until then, asleep or not: seen in D or dirtying
-	 * pages lately (a fsync loop, jbd2), it may do so again at once */
-	uint64_t hot_until;
-	/* this tick's results */
-	bool stat_now;         /* state/blkio are known for this tick */
-	bool io_now;           /* rchar..wbytes are this tick's */
-	/* since the last reading the leader ran (its schedstat changed) or a
-	 * block-I/O wait of its ended (its delay total grew): two D samples
-	 * either side are two waits */
-	bool woke_now;
-	double d_blk_ms;
-	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */
+	uint64_t first_tick;
 
 	/* A parent's io counts its reaped children's (wait_task_zombie adds
 	 * them), so a shell jumps by what its dd wrote: what the children
 	 * that exited last had written is taken off the parent's next deltas
 	 * in the bully history (the CSV keeps the kernel's numbers). */
-	uint64_t reap_wbytes, reap_wchar, reap_tick;
+	uint64_t reap_wbytes, reap_wchar;
 	int reap_pid;          /* the last of them: whose the rest of the jump is */
 
 	struct pl_csv_base csv;        /* the CSV row's deltas */
 	/* A block-I/O delay jump no process could have had (tracer_procs.c),
-	 * said once per process: in this tick's events when now is set. */
+	 * said once per process: in this tick's events when odd_blkio_now is set. */
 	struct {
-		bool said, now;
+		bool said;
 		double d_blk_ms, age_ms;
 	} odd_blkio;
 	struct pl_writes writes;       /* per-tick write history for the bully */

@@ -400,7 +400,7 @@ static double blkio_delta_ms(struct pl_tprocs *tp, struct pl_tproc *p,
 		return d;
 	tp->implausible_blkio++;
 	if (!p->odd_blkio.said) {
-		p->odd_blkio.said = p->odd_blkio.now = true;
+		p->odd_blkio.said = p->odd_blkio_now = true;
 		p->odd_blkio.d_blk_ms = d;
 		p->odd_blkio.age_ms = age_ms;
 		pl__log_warnx_limited(&rl, "tracer: %s[%d]: block-I/O delay grew by %.0f ms, "
@@ -572,7 +572,8 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
  * reaped two 3 GiB dd rounds unread was named their bully with 4 GiB). */
 static bool reap_pending(const struct pl_tproc *p, uint64_t tick)
 {
-	return (p->reap_wbytes || p->reap_wchar || p->reap_pid) && tick <= p->reap_tick + REAP_TICKS;
+	/* the tick first: it is with what every tick's pass looks at */
+	return tick <= p->reap_tick + REAP_TICKS && (p->reap_wbytes || p->reap_wchar || p->reap_pid);
 }
 
 static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, uint64_t tick)
@@ -660,7 +661,7 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 
 static void clear_tick(struct pl_tproc *p)
 {
-	p->odd_blkio.now = false;
+	p->odd_blkio_now = false;
 	p->woke_now = false;
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
