@@ -93,6 +93,7 @@ static void read_maps(void)
 	ssize_t n;
 	int fd;
 
+	maps_wanted = false; /* this read answers a walk's ask too */
 	maps_read_ns = pl__mono_ns();
 	fd = pl__real.open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -125,15 +126,14 @@ static void read_maps(void)
 
 void pl__anon_refresh_maps(void)
 {
-	if (!maps_wanted)
-		return;
-	maps_wanted = false;
-	read_maps();
+	if (maps_wanted)
+		read_maps();
 }
 
 bool pl__anon_code(uintptr_t pc, uint64_t taken_ns)
 {
-	unsigned i, n = gone_next < MAX_ANON_GONE ? gone_next : MAX_ANON_GONE;
+	/* the ring fills from its first slot: its first n hold every region kept */
+	int n_gone = gone_next < MAX_ANON_GONE ? (int)gone_next : MAX_ANON_GONE;
 
 	if (in_ranges(anon_exec, n_anon_exec, pc, pc + 1))
 		return true;
@@ -143,13 +143,7 @@ bool pl__anon_code(uintptr_t pc, uint64_t taken_ns)
 		if (in_ranges(anon_exec, n_anon_exec, pc, pc + 1))
 			return true;
 	}
-	for (i = 1; i <= n; i++) {
-		const struct range *g = &gone[(gone_next - i) % MAX_ANON_GONE];
-
-		if (pc >= g->lo && pc < g->hi)
-			return true;
-	}
-	return false;
+	return in_ranges(gone, n_gone, pc, pc + 1);
 }
 
 void pl__anon_new_window(void)
