@@ -3,8 +3,10 @@
 #ifndef PL_TEST_PID_STATE_H
 #define PL_TEST_PID_STATE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline char state_of(int pid)
 {
@@ -22,6 +24,19 @@ static inline char state_of(int pid)
 	buf[n] = '\0';
 	rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Wait up to 2 s for pid to show state want. A process that has just
+ * answered on a pipe is still running (R) on another CPU for a while before
+ * it sleeps in its next read: a test that reads it as asleep waits here. */
+static inline bool wait_state(int pid, char want)
+{
+	for (int i = 0; i < 200; i++) {
+		if (state_of(pid) == want)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 #endif

@@ -49,16 +49,6 @@ static void use_kind(struct pl_dwatch *w)
 		pl__dwatch_steer(w, 1000000000, 1);
 }
 
-static bool wait_state(int pid, char want)
-{
-	for (int i = 0; i < 200; i++) {
-		if (state_of(pid) == want)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 static struct pl_tproc *rec_of(struct pl_tprocs *tp, int pid)
 {
 	for (size_t i = 0; i < tp->n; i++) {

@@ -271,8 +271,8 @@ static void test_vfork_parent(void)
 	}
 	close(go[0]);
 	close(ready[1]);
-	for (int i = 0; i < 100 && par > 0 && state_of(par) != 'S'; i++)
-		usleep(10000); /* until it waits on the pipe */
+	if (par > 0)
+		wait_state(par, 'S'); /* until it waits on the pipe */
 	TAP_OK(par > 0 && pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 &&
 		       rec_of(par),
 	       "a new process, asleep on a pipe, is found");
@@ -283,9 +283,7 @@ static void test_vfork_parent(void)
 	       rec_of(par) ? rec_of(par)->state : '?');
 	TAP_OK(write(go[1], &c, 1) == 1 && read(ready[0], &c, 1) == 1,
 	       "now it vforks a child that sleeps 500 ms");
-	for (int i = 0; i < 100 && state_of(par) != 'D'; i++)
-		usleep(10000);
-	if (state_of(par) != 'D' && under_emulator()) {
+	if (!wait_state(par, 'D') && under_emulator()) {
 		TAP_SKIP("the parent is in no vfork wait under the emulator (qemu-user runs vfork "
 			 "as fork)");
 		TAP_SKIP("so no tick can find it in D");
@@ -448,12 +446,12 @@ static void child_loop(int cmd, int ack, int out)
 	_exit(0);
 }
 
-/* Have the child write 64 KiB and wait until it has. */
+/* Have the child write 64 KiB and wait until it has and sleeps again. */
 static bool child_writes(int cmd, int ack)
 {
 	char c = 'w';
 
-	return write(cmd, &c, 1) == 1 && read(ack, &c, 1) == 1;
+	return write(cmd, &c, 1) == 1 && read(ack, &c, 1) == 1 && wait_state(child, 'S');
 }
 
 int main(void)
@@ -489,10 +487,13 @@ int main(void)
 	}
 	close(cmd[0]);
 	close(ack[1]);
-	{ /* the child is asleep on its pipe once it answered once */
+	{ /* the child is asleep on its pipe once it answered once and went
+	   * back to its read: its answer comes before that, and on a busy
+	   * machine it may still be running when the first tick reads it */
 		char c = 'p';
 
-		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1 ||
+		    !wait_state(child, 'S'))
 			return 99;
 	}
 	TAP_OK(pl__tprocs_init(&tp, &cfg) == 0 && pl__tprocs_set_root(&tp, rootfd, true) == 0,
