@@ -92,7 +92,7 @@ struct pl_tproc {
 	 * either side are two waits */
 	bool woke_now;
 	bool odd_blkio_now;    /* odd_blkio (below) is in this tick's events */
-	uint64_t seen_tick;
+	uint64_t seen_tick;    /* its last reading (or, in a tree, listing) */
 	/* read every tick until then, asleep or not: seen in D or dirtying
 	 * pages lately (a fsync loop, jbd2), it may do so again at once */
 	uint64_t hot_until;

@@ -979,7 +979,12 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	return overflow;
 }
 
-/* A pid found by a scan or a probe: marked seen if known, else added. The
+/* A pid found by a scan or a probe: added if new. A known one is left as it
+ * was on a live /proc, whose kept fds tell when it is gone: its seen_tick
+ * stays the tick of its last reading, which its next reading compares its
+ * io's tick with (a sleeper that did not run since needs no io read) and
+ * read_new_parents looks at. In a recorded tree, which has no kept fds to
+ * fail, it is marked seen, and the scan drops those it did not list. The
  * hash must be current (rebuild_hash). 0 or -errno. */
 static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 {
@@ -987,7 +992,8 @@ static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	int err;
 
 	if (at >= 0) {
-		tp->v[at].seen_tick = tick;
+		if (!tp->kept)
+			tp->v[at].seen_tick = tick;
 		return 0;
 	}
 	if (2 * (tp->n + 1) > tp->hcap) {

@@ -454,6 +454,63 @@ static bool child_writes(int cmd, int ack)
 	return write(cmd, &c, 1) == 1 && read(ack, &c, 1) == 1 && wait_state(child, 'S');
 }
 
+/* Every tick up to and including the child's next slice, each listing
+ * /proc (last_pid 0 asks for a scan). 0, or the first tick's error. */
+static int to_slice(void)
+{
+	struct pl_tprocs_hint h = { false, 0, 0 };
+	int err = 0;
+
+	do
+		err = err ? err : pl__tprocs_tick(&tp, ++tick, 0, &h);
+	while (tick % 10 != (unsigned)child % 10);
+	return err;
+}
+
+/* A sleeper that did not run since its last reading has written nothing
+ * since: its slice reads its CPU clock, not its io, even though every tick
+ * here listed /proc in between (last_pid 0 asks for a scan each tick). The
+ * io fd kept for it is swapped for an empty file's, whose read would be a
+ * read error: the tracer reading it cannot go unseen. */
+static void test_sleeper_io(int cmd, int ack)
+{
+	struct pl_tproc *p = child_rec();
+	uint64_t errors, scans;
+	int empty = open("/dev/null", O_RDONLY | O_CLOEXEC), saved = -1;
+	char c = 'p';
+
+	if (p && p->io_fd >= 0 && empty >= 0)
+		saved = dup(p->io_fd);
+	if (saved < 0 || dup2(empty, p->io_fd) < 0) {
+		TAP_SKIP("no kept io fd to swap (fd budget, or not readable)");
+		TAP_SKIP("so no read to tell");
+		if (empty >= 0)
+			close(empty);
+		return;
+	}
+	/* past the hot ticks of its last write, read once in a slice */
+	for (int i = 0; i < 3; i++)
+		to_slice();
+	errors = tp.read_errors;
+	scans = tp.dir_scans;
+	TAP_OK(to_slice() == 0 && child_read() && tp.read_errors == errors &&
+		       tp.dir_scans >= scans + 10,
+	       "asleep and not run since: its slice knows its io without reading it, "
+	       "/proc listed every tick in between (errors %llu, then %llu)",
+	       (unsigned long long)errors, (unsigned long long)tp.read_errors);
+	/* it runs (answers a ping) and sleeps again: now its io is read */
+	if (write(cmd, &c, 1) != 1 || read(ack, &c, 1) != 1 || !wait_state(child, 'S'))
+		exit(99);
+	errors = tp.read_errors;
+	TAP_OK(to_slice() == 0 && tp.read_errors > errors,
+	       "once it ran, its slice reads its io (the empty file: a read error)");
+	p = child_rec();
+	if (p && p->io_fd >= 0)
+		dup2(saved, p->io_fd);
+	close(saved);
+	close(empty);
+}
+
 int main(void)
 {
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
@@ -553,6 +610,7 @@ int main(void)
 	test_birth_writes(file);
 	snprintf(file, sizeof(file), "%s/written", dir);
 	test_sysfs_disk(rootfd);
+	test_sleeper_io(cmd[1], ack[0]);
 	close(cmd[1]);
 	waitpid(child, NULL, 0);
 	TAP_OK(run(true, -1, -1) == 0 && child_rec() == NULL,
