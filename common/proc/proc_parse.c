@@ -279,18 +279,28 @@ int pl__parse_diskstats_next(const char **cursor, struct pl_diskstat *out)
 uint64_t pl__parse_keyed_u64(const char *buf, const char *const *keys, unsigned n,
 			     uint64_t *vals)
 {
-	uint64_t found = 0;
+	uint64_t found = 0, all;
+	size_t klen[64];
 	const char *s = buf;
+	unsigned i;
 
 	if (n > 64)
 		n = 64;
-	while (*s) {
+	all = n == 64 ? UINT64_MAX : (1ull << n) - 1;
+	for (i = 0; i < n; i++)
+		klen[i] = strlen(keys[i]);
+	/* /proc/meminfo has 50-60 lines for the tracer's four keys: a line is
+	 * passed over on its first letter, and the read stops at the last key */
+	while (*s && found != all) {
 		const char *line_end = next_line(s);
-		size_t key_len = strcspn(s, ": \t\n");
-		unsigned i;
+		size_t key_len = 0;
 
 		for (i = 0; i < n; i++) {
-			if (strlen(keys[i]) == key_len && memcmp(keys[i], s, key_len) == 0)
+			if (found & (1ull << i) || keys[i][0] != s[0])
+				continue;
+			if (!key_len)
+				key_len = strcspn(s, ": \t\n");
+			if (klen[i] == key_len && memcmp(keys[i], s, key_len) == 0)
 				break;
 		}
 		if (i < n) {
@@ -311,6 +321,39 @@ uint64_t pl__parse_keyed_u64(const char *buf, const char *const *keys, unsigned 
 	return found;
 }
 
+/* A PSI average as the kernel prints it, "%lu.%02lu": the digits as one
+ * integer over a power of ten. Both are exact doubles and IEEE division
+ * rounds correctly, so the result is the double strtod would give, without
+ * strtod's locale and general-case work (twelve calls a tick, two PSI files).
+ * Anything longer or otherwise shaped goes to strtod. */
+static bool parse_fixed_decimal(const char **p, double *out)
+{
+	static const double pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+	const char *s = *p;
+	uint64_t digits = 0;
+	int ndig = 0, frac = -1;
+
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9') {
+			if (++ndig > 15) /* well inside 2^53 */
+				return false;
+			digits = digits * 10 + (uint64_t)(*s - '0');
+			if (frac >= 0)
+				frac++;
+		} else if (*s == '.' && frac < 0 && ndig > 0) {
+			frac = 0;
+		} else {
+			break;
+		}
+	}
+	if (ndig == 0 || frac == 0 || frac >= (int)(sizeof(pow10) / sizeof(pow10[0])) ||
+	    *s == 'e' || *s == 'E')
+		return false;
+	*out = (double)digits / pow10[frac < 0 ? 0 : frac];
+	*p = s;
+	return true;
+}
+
 static int parse_psi_line(const char *s, struct pl_psi_line *out)
 {
 	static const char *const names[] = { "avg10=", "avg60=", "avg300=", "total=" };
@@ -326,12 +369,17 @@ static int parse_psi_line(const char *s, struct pl_psi_line *out)
 		s += len;
 		if (i < 3) {
 			char *end;
-			double v = strtod(s, &end);
+			double v;
 
-			if (end == s || v < 0 || v > 100)
+			if (!parse_fixed_decimal(&s, &v)) {
+				v = strtod(s, &end);
+				if (end == s)
+					return -EINVAL;
+				s = end;
+			}
+			if (!(v >= 0 && v <= 100)) /* NaN too */
 				return -EINVAL;
 			*avgs[i] = v;
-			s = end;
 		} else if (pl__parse_u64(&s, &out->total_us) < 0) {
 			return -EINVAL;
 		}

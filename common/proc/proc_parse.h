@@ -74,9 +74,11 @@ int pl__parse_block_stat(const char *buf, struct pl_diskstat *out);
 
 /* Files of "key value" lines (/proc/vmstat) or "Key: value kB" lines
  * (/proc/meminfo, /proc/PID/status, smaps_rollup). For each of n keys, the
- * value of the line whose key matches exactly is stored in vals[i] and bit i
- * of the returned mask is set; keys not present leave vals[i] untouched.
- * Values that are not decimal numbers are skipped. At most 64 keys. */
+ * value of the first line whose key matches exactly is stored in vals[i] and
+ * bit i of the returned mask is set; keys not present leave vals[i]
+ * untouched. A line whose value is not a decimal number is skipped (a later
+ * line of the same key may still count). At most 64 keys; an empty key
+ * matches nothing. */
 uint64_t pl__parse_keyed_u64(const char *buf, const char *const *keys, unsigned n,
 			     uint64_t *vals);
 

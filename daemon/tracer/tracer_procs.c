@@ -250,11 +250,13 @@ static ssize_t read_pid_file_untimed(struct pl_tprocs *tp, const struct pl_tproc
 	ssize_t n;
 	int err;
 
-	snprintf(rel, sizeof(rel), "%d/%s", p->pid, name);
-	if ((err = keep_open(tp, rel, fdp)) < 0)
-		return err;
-	if (*fdp < 0)
-		return pl__procfile_read_once(&tp->scratch, tp->rootfd, rel);
+	if (*fdp < 0) { /* the path is made only to open it: most reads use a kept fd */
+		snprintf(rel, sizeof(rel), "%d/%s", p->pid, name);
+		if ((err = keep_open(tp, rel, fdp)) < 0)
+			return err;
+		if (*fdp < 0)
+			return pl__procfile_read_once(&tp->scratch, tp->rootfd, rel);
+	}
 	pf = tp->scratch;
 	pf.fd = *fdp;
 	n = pl__procfile_read(&pf);

@@ -163,7 +163,53 @@ static void test_pressure(void)
 		       !psi.has_full,
 	       "cpu pressure without full line (before 5.13)");
 	TAP_OK(pl__parse_pressure("some avg10=x\n", &psi) == -EINVAL, "garbage pressure");
+	{ /* every average the kernel can print ("%lu.%02lu", 0.00-100.00),
+	   * and other spellings, read as the very double strtod gives */
+		static const char *const odd[] = { "7", "7.5", "7.", "07.250", "5e1",
+						   "99.999999", "0.000001" };
+		char line[160], *end;
+		unsigned bad = 0, i;
+
+		for (i = 0; i <= 10000; i++) {
+			snprintf(line, sizeof(line),
+				 "some avg10=%u.%02u avg60=0.00 avg300=0.00 total=1\n", i / 100,
+				 i % 100);
+			if (pl__parse_pressure(line, &psi) != 0 ||
+			    psi.some.avg10 != strtod(line + 11, &end))
+				bad++;
+		}
+		for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+			snprintf(line, sizeof(line),
+				 "some avg10=0.00 avg60=%s avg300=0.00 total=1\n", odd[i]);
+			if (pl__parse_pressure(line, &psi) != 0 ||
+			    psi.some.avg60 != strtod(odd[i], &end))
+				bad++;
+		}
+		TAP_OK(bad == 0, "averages read as strtod reads them (%u differ)", bad);
+	}
+	TAP_OK(pl__parse_pressure("some avg10=nan avg60=0.00 avg300=0.00 total=1\n", &psi) ==
+		       -EINVAL,
+	       "an average that is no number (nan) is refused");
+	TAP_OK(pl__parse_pressure("some avg10=100.01 avg60=0.00 avg300=0.00 total=1\n", &psi) ==
+		       -EINVAL,
+	       "an average over 100 is refused");
 	pl__procfile_free(&pf);
+}
+
+/* The first line of a key counts, unless its value is no number; keys are
+ * told apart whole, not by their first letters. */
+static void test_keyed_first(void)
+{
+	static const char *const keys[] = { "Dirty", "DirtyX", "Mem" };
+	uint64_t v[3] = { 0, 0, 0 }, mask;
+
+	mask = pl__parse_keyed_u64("Dirt: 1\nDirty: x kB\nDirtyX: 3\nDirty: 4 kB\n"
+				   "Dirty: 5 kB\nMemFree: 6\n",
+				   keys, 3, v);
+	TAP_OK(mask == 3 && v[0] == 4 && v[1] == 3 && v[2] == 0,
+	       "first good line of each key, whole keys only (mask %llx, %llu %llu %llu)",
+	       (unsigned long long)mask, (unsigned long long)v[0], (unsigned long long)v[1],
+	       (unsigned long long)v[2]);
 }
 
 static void test_numbers(void)
@@ -210,6 +256,7 @@ int main(void)
 	test_diskstats();
 	test_keyed();
 	test_pressure();
+	test_keyed_first();
 	test_numbers();
 	return tap_done();
 }
