@@ -425,8 +425,9 @@ struct pl_csv_sys {
  * replaced with '_' so that a process name cannot shift the columns. */
 int pl__csv_format_row(char *buf, size_t cap, const struct pl_csv_row *r);
 int pl__csv_format_sys(char *buf, size_t cap, const struct pl_csv_sys *r);
-/* Python's "%.0f" of a float; "-0" for small negatives, as Python prints. */
-int pl__csv_fmt0(char *buf, size_t cap, double v);
+/* Python's "%.0f" (decimals 0) or "%.3f" (3) of a float, as the rows have
+ * them; "-0" for small negatives, as Python prints. The length, or -ENOSPC. */
+int pl__csv_fmt(char *buf, size_t cap, double v, int decimals);
 
 /* The tracer itself. */
 struct pl_tracer {
