@@ -479,6 +479,19 @@ static void test_sleeper_io(int cmd, int ack)
 	int empty = open("/dev/null", O_RDONLY | O_CLOEXEC), saved = -1;
 	char c = 'p';
 
+	if (under_emulator() && p && (!p->ss_ok || p->num_threads > 1)) {
+		/* under qemu-user the child has the emulator's own threads,
+		 * and another process's CPU clock may not be readable: one
+		 * task's not running then says nothing of the others' writes,
+		 * so its io is read each time */
+		printf("# the child has %lld threads, its clock read: %d\n",
+		       (long long)p->num_threads, p->ss_ok);
+		TAP_SKIP("under the emulator the child has its threads too, or no clock read");
+		TAP_SKIP("so every reading reads io");
+		if (empty >= 0)
+			close(empty);
+		return;
+	}
 	if (p && p->io_fd >= 0 && empty >= 0)
 		saved = dup(p->io_fd);
 	if (saved < 0 || dup2(empty, p->io_fd) < 0) {
