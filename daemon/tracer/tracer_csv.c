@@ -89,7 +89,6 @@ const char pl__tracer_csv_header[] =
 	"disk_d_busy_ms,compact_stall,allocstall,pgmajfault,dirty_kB,writeback_kB,memfree_kB,"
 	"memavail_kB\n";
 
-
 /* A process name is attacker-chosen (prctl PR_SET_NAME): keep it from adding
  * columns or rows. */
 static void put_label(char *dst, size_t cap, const char *label)
