@@ -4,8 +4,8 @@
  * on known numbers (the expected strings are what Python's f"{x:.0f}" and
  * f"{x:.3f}" print for the same values). */
 #include <errno.h>
-#include <math.h>
 #include <grp.h>
+#include <math.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/resource.h>

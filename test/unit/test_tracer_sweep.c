@@ -40,15 +40,6 @@ static uint64_t next_tick(void)
 	return tick;
 }
 
-static struct pl_tproc *child_rec(void)
-{
-	for (size_t i = 0; i < tp.n; i++) {
-		if (tp.v[i].pid == child)
-			return &tp.v[i];
-	}
-	return NULL;
-}
-
 static int run(bool maybe_blocked, int64_t procs_blocked, int64_t dirtied)
 {
 	struct pl_tprocs_hint h = { maybe_blocked, procs_blocked, dirtied };
@@ -79,6 +70,11 @@ static struct pl_tproc *rec_of(int pid)
 			return &tp.v[i];
 	}
 	return NULL;
+}
+
+static struct pl_tproc *child_rec(void)
+{
+	return rec_of(child);
 }
 
 static bool known(int pid)
@@ -446,11 +442,11 @@ static void child_loop(int cmd, int ack, int out)
 	_exit(0);
 }
 
-/* Have the child write 64 KiB and wait until it has and sleeps again. */
-static bool child_writes(int cmd, int ack)
+/* Have the child do c ('w': write 64 KiB, anything else: only answer) and
+ * wait until it has and sleeps again on its pipe. Its answer comes before
+ * it goes back to its read: on a busy machine it may still be running. */
+static bool child_does(int cmd, int ack, char c)
 {
-	char c = 'w';
-
 	return write(cmd, &c, 1) == 1 && read(ack, &c, 1) == 1 && wait_state(child, 'S');
 }
 
@@ -476,8 +472,7 @@ static void test_sleeper_io(int cmd, int ack)
 {
 	struct pl_tproc *p = child_rec();
 	uint64_t errors, scans;
-	int empty = open("/dev/null", O_RDONLY | O_CLOEXEC), saved = -1;
-	char c = 'p';
+	int empty, saved = -1;
 
 	if (under_emulator() && p && (!p->ss_ok || p->num_threads > 1)) {
 		/* under qemu-user the child has the emulator's own threads,
@@ -488,10 +483,9 @@ static void test_sleeper_io(int cmd, int ack)
 		       (long long)p->num_threads, p->ss_ok);
 		TAP_SKIP("under the emulator the child has its threads too, or no clock read");
 		TAP_SKIP("so every reading reads io");
-		if (empty >= 0)
-			close(empty);
 		return;
 	}
+	empty = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (p && p->io_fd >= 0 && empty >= 0)
 		saved = dup(p->io_fd);
 	if (saved < 0 || dup2(empty, p->io_fd) < 0) {
@@ -512,7 +506,7 @@ static void test_sleeper_io(int cmd, int ack)
 	       "/proc listed every tick in between (errors %llu, then %llu)",
 	       (unsigned long long)errors, (unsigned long long)tp.read_errors);
 	/* it runs (answers a ping) and sleeps again: now its io is read */
-	if (write(cmd, &c, 1) != 1 || read(ack, &c, 1) != 1 || !wait_state(child, 'S'))
+	if (!child_does(cmd, ack, 'p'))
 		exit(99);
 	errors = tp.read_errors;
 	TAP_OK(to_slice() == 0 && tp.read_errors > errors,
@@ -557,15 +551,8 @@ int main(void)
 	}
 	close(cmd[0]);
 	close(ack[1]);
-	{ /* the child is asleep on its pipe once it answered once and went
-	   * back to its read: its answer comes before that, and on a busy
-	   * machine it may still be running when the first tick reads it */
-		char c = 'p';
-
-		if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1 ||
-		    !wait_state(child, 'S'))
-			return 99;
-	}
+	if (!child_does(cmd[1], ack[0], 'p')) /* asleep on its pipe once it answered */
+		return 99;
 	TAP_OK(pl__tprocs_init(&tp, &cfg) == 0 && pl__tprocs_set_root(&tp, rootfd, true) == 0,
 	       "a table on the live /proc, fds kept");
 	TAP_OK(run(false, -1, -1) == 0 && child_rec() != NULL, "the first tick finds the child");
@@ -597,7 +584,7 @@ int main(void)
 	TAP_OK(run(true, 0, 32 << 10) == 0 && !child_read() && tp.full_sweeps == full + 3,
 	       "32 KiB dirtied by nobody read: under the slack, left to the slices");
 
-	TAP_OK(child_writes(cmd[1], ack[0]), "the child writes 64 KiB and sleeps again");
+	TAP_OK(child_does(cmd[1], ack[0], 'w'), "the child writes 64 KiB and sleeps again");
 	TAP_OK(run(false, 0, 0) == 0 && !child_read(), "no hint: not read at once");
 	/* a GiB: more than any other process read can have written since */
 	TAP_OK(run(true, 0, (int64_t)1 << 30) == 0 && child_read() && tp.full_sweeps == full + 4,
