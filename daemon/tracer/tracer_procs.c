@@ -131,6 +131,7 @@ void pl__tprocs_free(struct pl_tprocs *tp)
 	if (tp->scanfd >= 0)
 		close(tp->scanfd);
 	free(tp->v);
+	free(tp->due);
 	free(tp->touched);
 	free(tp->hash);
 	free(tp->dents);
@@ -578,6 +579,30 @@ static bool reap_pending(const struct pl_tproc *p, uint64_t tick)
 	return tick <= p->reap_tick + REAP_TICKS && (p->reap_wbytes || p->reap_wchar || p->reap_pid);
 }
 
+/* The first tick after tick at which the pass must read p, if nothing sends
+ * the tracer to it before (a D note, a child reaped): the next, for one
+ * watched, not asleep at its last reading, lately in D or dirtying pages, or
+ * with a reaped child's writes still to take off its io; else its slice's
+ * turn. The pass looks at this alone (pl_tproc_due). One it passes over is
+ * taken as it was: its state and block-I/O delay, and its write history,
+ * whose tick after its last entry reads as 0 (the sums stop at the last one,
+ * the next entry zeroes the ticks between). One running at its last reading
+ * is read, with the D watch for its io alone: it is the likeliest writer, and
+ * a dd that has just started and written nothing yet at its first reading is
+ * one. The tracer itself is taken as asleep: it is running whenever it reads
+ * itself, and so never in D; its writes (its output, or perflinkd's) are read
+ * in its slice, and while it is hot. */
+static uint64_t due_after(const struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t tick)
+{
+	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
+	uint64_t next = tick + 1;
+
+	if (p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
+	    next < p->hot_until || reap_pending(p, next))
+		return next;
+	return next + ((unsigned)p->pid % slices + slices - next % slices) % slices;
+}
+
 static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, uint64_t tick)
 {
 	if (!child->io_tick || child->ppid <= 0)
@@ -585,19 +610,25 @@ static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, ui
 	for (size_t i = 0; i < tp->n; i++) {
 		struct pl_tproc *q = &tp->v[i];
 
-		if (q->pid == child->ppid) {
-			q->reap_wbytes += child->wbytes;
-			q->reap_wchar += child->wchar;
-			q->reap_tick = tick;
-			q->reap_pid = child->pid;
-			/* Already read this tick: the jump may be in it. Else it
-			 * is read before the tick weighs what was dirtied. */
-			if (q->seen_tick == tick)
-				settle_reaped(tp, q, tick);
-			else if (tp->n_reap_parents < sizeof(tp->reap_parents) / sizeof(tp->reap_parents[0]))
+		if (tp->due[i].pid != child->ppid)
+			continue;
+		q->reap_wbytes += child->wbytes;
+		q->reap_wchar += child->wchar;
+		q->reap_tick = tick;
+		q->reap_pid = child->pid;
+		/* Already read this tick: the jump may be in it, and it is
+		 * read again while the rest may come. Else it is read before
+		 * the tick weighs what was dirtied (or, with no room in the
+		 * list, by the next pass). */
+		if (q->seen_tick == tick) {
+			settle_reaped(tp, q, tick);
+			tp->due[i].tick = due_after(tp, q, tick);
+		} else {
+			tp->due[i].tick = tick;
+			if (tp->n_reap_parents < sizeof(tp->reap_parents) / sizeof(tp->reap_parents[0]))
 				tp->reap_parents[tp->n_reap_parents++] = q->pid;
-			return;
 		}
+		return;
 	}
 }
 
@@ -655,8 +686,10 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 	close_entry(tp, p);
 	tp->exits++;
 	untouch_for_drop(tp, i);
-	if (i != tp->n - 1)
+	if (i != tp->n - 1) {
 		tp->v[i] = tp->v[tp->n - 1];
+		tp->due[i] = tp->due[tp->n - 1];
+	}
 	tp->n--;
 	tp->hash_ok = false;
 }
@@ -668,30 +701,6 @@ static void clear_tick(struct pl_tproc *p)
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
 	p->gap_wchar = p->gap_wbytes = 0;
-}
-
-/* Asleep at the last reading, not lately in D or dirtying pages, not its
- * slice's turn, and nothing blocked: taken as it was, without a read. Its
- * write history is left alone: a tick after its last entry reads as 0 (the
- * sums stop at the last one, the next entry zeroes the ticks between), and
- * not touching it keeps ~250 skipped processes a tick off four cache lines
- * each. One running at its last reading is read, with the D watch for its
- * io alone: it is the likeliest writer, and a dd that has just started and
- * written nothing yet at its first reading is one. The tracer itself is
- * taken as asleep: it is running whenever it reads itself, and so never in
- * D; its writes (its output, or perflinkd's) are read in its slice, and
- * while it is hot. */
-static bool skip_one(const struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool all)
-{
-	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
-
-	if (all || p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
-	    tick < p->hot_until || p->noted_tick == tick || reap_pending(p, tick) ||
-	    (unsigned)p->pid % slices == tick % slices)
-		return false;
-	clear_tick(p);
-	p->stat_now = true;
-	return true;
 }
 
 /* Read every tick for a while, asleep or not: a writer (for the bully's
@@ -755,6 +764,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	if (p->state == 'D')
 		p->d_tick = tick;
 	mark_hot(tp, p, tick);
+	tp->due[p - tp->v].tick = due_after(tp, p, tick);
 	touch(tp, (size_t)(p - tp->v));
 	return true;
 }
@@ -763,11 +773,15 @@ static int grow_table(struct pl_tprocs *tp)
 {
 	size_t ncap = tp->cap ? tp->cap * 2 : 256;
 	size_t *nt = realloc(tp->touched, ncap * sizeof(*nt));
+	struct pl_tproc_due *nd;
 	struct pl_tproc *nv;
 
 	if (!nt)
 		return -ENOMEM;
 	tp->touched = nt;
+	if (!(nd = realloc(tp->due, ncap * sizeof(*nd))))
+		return -ENOMEM;
+	tp->due = nd;
 	if (!(nv = realloc(tp->v, ncap * sizeof(*nv))))
 		return -ENOMEM;
 	tp->v = nv;
@@ -775,24 +789,26 @@ static int grow_table(struct pl_tprocs *tp)
 	return 0;
 }
 
+/* A block made smaller, or the same one where realloc cannot: it still
+ * holds as many entries as the smaller one would. */
+static void *shrunk(void *block, size_t size)
+{
+	void *smaller = realloc(block, size);
+
+	return smaller ? smaller : block;
+}
+
 /* Give memory back once most processes are gone. */
 static void shrink_table(struct pl_tprocs *tp)
 {
-	struct pl_tproc *nv;
+	size_t half = tp->cap / 2;
 
 	if (tp->cap <= 256 || tp->n >= tp->cap / 4)
 		return;
-	nv = realloc(tp->v, tp->cap / 2 * sizeof(*nv));
-	if (nv) {
-		size_t *nt = realloc(tp->touched, tp->cap / 2 * sizeof(*nt));
-
-		tp->v = nv;
-		if (nt)
-			tp->touched = nt;
-		else
-			return; /* keeps both at the larger size */
-		tp->cap /= 2;
-	}
+	tp->v = shrunk(tp->v, half * sizeof(*tp->v));
+	tp->due = shrunk(tp->due, half * sizeof(*tp->due));
+	tp->touched = shrunk(tp->touched, half * sizeof(*tp->touched));
+	tp->cap = half;
 }
 
 /* A process whose pid was handed out since the last tick was forked since,
@@ -882,6 +898,8 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;
 	p->touch_tick = 0;
+	tp->due[tp->n].pid = pid;
+	tp->due[tp->n].tick = due_after(tp, p, tick);
 	tp->n++;
 	touch(tp, tp->n - 1);
 	if (tp->scan_tick && p->ppid > 0 &&
@@ -929,7 +947,7 @@ static int rebuild_hash(struct pl_tprocs *tp)
 	}
 	memset(tp->hash, 0, tp->hcap * sizeof(*tp->hash));
 	for (size_t i = 0; i < tp->n; i++) {
-		size_t h = hash_pid(tp->v[i].pid) & (tp->hcap - 1);
+		size_t h = hash_pid(tp->due[i].pid) & (tp->hcap - 1);
 
 		while (tp->hash[h])
 			h = (h + 1) & (tp->hcap - 1);
@@ -945,7 +963,7 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 	size_t h = hash_pid(pid) & (tp->hcap - 1);
 
 	while (tp->hash[h]) {
-		if (tp->v[tp->hash[h] - 1].pid == pid)
+		if (tp->due[tp->hash[h] - 1].pid == pid)
 			return tp->hash[h] - 1;
 		h = (h + 1) & (tp->hcap - 1);
 	}
@@ -973,8 +991,10 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	for (size_t i = 0; i < n && !overflow; i++) {
 		long at = lookup(tp, tp->notes[i]);
 
-		if (at >= 0)
+		if (at >= 0) {
 			tp->v[at].noted_tick = tick;
+			tp->due[at].tick = tick;
+		}
 	}
 	tp->note_overflows += overflow;
 	pl__tcost_done(tp->cost, PL_TPHASE_DWATCH, t0, n);
@@ -1192,21 +1212,34 @@ struct sweep_found {
 	uint64_t dirtied_bytes;  /* write_bytes since their last reading */
 };
 
-/* A pass over the known processes, reading those skip_one does not keep as
- * they were (all: every one not read yet this tick). With --cost-split, a
+/* A pass over the known processes, reading those due this tick (all: every
+ * one not read yet this tick). With --cost-split, a
  * process read is timed as watched or other, and the skipped ones take the
  * rest of the loop (timing each of them would cost more than skipping it). */
 static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_found *found)
 {
 	uint64_t t_loop = pl__tcost_now(tp->cost), t_timed = 0, skipped = 0;
+	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
 
+	if (tp->due_slices != slices) {
+		/* the slices changed (the D watch came or went): each is read
+		 * once, which puts it in its new slice */
+		for (size_t i = 0; i < tp->n; i++)
+			tp->due[i].tick = 0;
+		tp->due_slices = slices;
+	}
 	for (size_t i = 0; i < tp->n;) {
-		struct pl_tproc *p = &tp->v[i];
+		struct pl_tproc *p;
 		uint64_t t0;
 		bool alive;
 
-		if (p->seen_tick == tick || skip_one(tp, p, tick, all)) {
-			skipped += p->seen_tick != tick;
+		if (!all && tp->due[i].tick > tick) {
+			skipped++;
+			i++;
+			continue;
+		}
+		p = &tp->v[i];
+		if (p->seen_tick == tick) {
 			i++;
 			continue;
 		}

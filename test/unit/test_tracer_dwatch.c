@@ -789,7 +789,7 @@ static void self_case(int rootfd)
 	while (tick % 10 == (unsigned)getpid() % 10);
 	pl__tprocs_tick(&tp, tick, 0, &none);
 	me = rec_of(&tp, getpid());
-	TAP_OK(me && !me->io_now, "the next one, not its slice, does not");
+	TAP_OK(me && !pl__tproc_read_now(&tp, me), "the next one, not its slice, does not");
 	pl__tprocs_free(&tp);
 }
 

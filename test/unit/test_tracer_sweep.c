@@ -424,7 +424,7 @@ static bool child_read(void)
 {
 	struct pl_tproc *p = child_rec();
 
-	return p && p->io_now;
+	return p && pl__tproc_read_now(&tp, p) && p->io_now;
 }
 
 static void child_loop(int cmd, int ack, int out)
