@@ -85,6 +85,9 @@ struct pl_csv_base {
 struct pl_tproc_due {
 	uint64_t tick;
 	int pid;
+	/* tick is its slice's turn: passed over by the tick numbers (a test, a
+	 * replay), the next turn is taken, as the tick-by-tick rule would */
+	bool by_slice;
 };
 
 /* One process (thread group leader) seen under the proc root. The record is

@@ -579,8 +579,21 @@ static bool reap_pending(const struct pl_tproc *p, uint64_t tick)
 	return tick <= p->reap_tick + REAP_TICKS && (p->reap_wbytes || p->reap_wchar || p->reap_pid);
 }
 
-/* The first tick after tick at which the pass must read p, if nothing sends
- * the tracer to it before (a D note, a child reaped): the next, for one
+/* Sleepers are read in turns of this many ticks. */
+static unsigned slices_now(const struct pl_tprocs *tp)
+{
+	return tp->dwatch.on ? SLICES_WATCHED : SLICES;
+}
+
+/* The first tick from from on that is pid's turn. */
+static uint64_t slice_turn(unsigned slices, int pid, uint64_t from)
+{
+	return from + ((unsigned)pid % slices + slices - from % slices) % slices;
+}
+
+/* Entry i was read at tick: the first tick after at which the pass must read
+ * it again, if nothing sends the tracer to it before (a D note, a child
+ * reaped, read_at): the next, for one
  * watched, not asleep at its last reading, lately in D or dirtying pages, or
  * with a reaped child's writes still to take off its io; else its slice's
  * turn. The pass looks at this alone (pl_tproc_due). One it passes over is
@@ -592,15 +605,22 @@ static bool reap_pending(const struct pl_tproc *p, uint64_t tick)
  * one. The tracer itself is taken as asleep: it is running whenever it reads
  * itself, and so never in D; its writes (its output, or perflinkd's) are read
  * in its slice, and while it is hot. */
-static uint64_t due_after(const struct pl_tprocs *tp, const struct pl_tproc *p, uint64_t tick)
+static void plan_next_read(struct pl_tprocs *tp, size_t i, uint64_t tick)
 {
-	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
+	const struct pl_tproc *p = &tp->v[i];
+	struct pl_tproc_due *d = &tp->due[i];
 	uint64_t next = tick + 1;
 
-	if (p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
-	    next < p->hot_until || reap_pending(p, next))
-		return next;
-	return next + ((unsigned)p->pid % slices + slices - next % slices) % slices;
+	d->by_slice = !(p->label >= 0 || (!sleeping(p->state) && p->pid != tp->self_pid) ||
+			next < p->hot_until || reap_pending(p, next));
+	d->tick = d->by_slice ? slice_turn(slices_now(tp), p->pid, next) : next;
+}
+
+/* Read entry i at tick (a D note, a reaped child), whatever its plan. */
+static void read_at(struct pl_tprocs *tp, size_t i, uint64_t tick)
+{
+	tp->due[i].tick = tick;
+	tp->due[i].by_slice = false;
 }
 
 static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, uint64_t tick)
@@ -622,9 +642,9 @@ static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, ui
 		 * list, by the next pass). */
 		if (q->seen_tick == tick) {
 			settle_reaped(tp, q, tick);
-			tp->due[i].tick = due_after(tp, q, tick);
+			plan_next_read(tp, i, tick);
 		} else {
-			tp->due[i].tick = tick;
+			read_at(tp, i, tick);
 			if (tp->n_reap_parents < sizeof(tp->reap_parents) / sizeof(tp->reap_parents[0]))
 				tp->reap_parents[tp->n_reap_parents++] = q->pid;
 		}
@@ -764,7 +784,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	if (p->state == 'D')
 		p->d_tick = tick;
 	mark_hot(tp, p, tick);
-	tp->due[p - tp->v].tick = due_after(tp, p, tick);
+	plan_next_read(tp, (size_t)(p - tp->v), tick);
 	touch(tp, (size_t)(p - tp->v));
 	return true;
 }
@@ -899,7 +919,7 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	p->seen_tick = tick;
 	p->touch_tick = 0;
 	tp->due[tp->n].pid = pid;
-	tp->due[tp->n].tick = due_after(tp, p, tick);
+	plan_next_read(tp, tp->n, tick);
 	tp->n++;
 	touch(tp, tp->n - 1);
 	if (tp->scan_tick && p->ppid > 0 &&
@@ -993,7 +1013,7 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 
 		if (at >= 0) {
 			tp->v[at].noted_tick = tick;
-			tp->due[at].tick = tick;
+			read_at(tp, (size_t)at, tick);
 		}
 	}
 	tp->note_overflows += overflow;
@@ -1219,21 +1239,24 @@ struct sweep_found {
 static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_found *found)
 {
 	uint64_t t_loop = pl__tcost_now(tp->cost), t_timed = 0, skipped = 0;
-	unsigned slices = tp->dwatch.on ? SLICES_WATCHED : SLICES;
+	unsigned slices = slices_now(tp);
 
 	if (tp->due_slices != slices) {
 		/* the slices changed (the D watch came or went): each is read
 		 * once, which puts it in its new slice */
 		for (size_t i = 0; i < tp->n; i++)
-			tp->due[i].tick = 0;
+			read_at(tp, i, 0);
 		tp->due_slices = slices;
 	}
 	for (size_t i = 0; i < tp->n;) {
+		struct pl_tproc_due *d = &tp->due[i];
 		struct pl_tproc *p;
 		uint64_t t0;
 		bool alive;
 
-		if (!all && tp->due[i].tick > tick) {
+		if (!all && d->by_slice && d->tick < tick)
+			d->tick = slice_turn(slices, d->pid, tick);
+		if (!all && d->tick > tick) {
 			skipped++;
 			i++;
 			continue;
@@ -1256,11 +1279,11 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_fo
 			drop(tp, i, tick);
 		}
 		if (tp->cost) {
-			uint64_t d = pl__mono_ns() - t0;
+			uint64_t took = pl__mono_ns() - t0;
 
-			tp->cost->ph[tp->phase].ns += d;
+			tp->cost->ph[tp->phase].ns += took;
 			tp->cost->ph[tp->phase].items++;
-			t_timed += d;
+			t_timed += took;
 		}
 	}
 	if (tp->cost) {
@@ -1441,12 +1464,46 @@ static void read_new_parents(struct pl_tprocs *tp, uint64_t tick)
 	}
 }
 
+/* The processes started since the last tick: a few new pids, in this
+ * process's own pid namespace (loadavg's last pid is this namespace's; the
+ * root may be another's), in order, looked up one by one; anything else is
+ * a scan of the directory, as is every RESCAN_TICKS-th tick. */
+static int find_new_pids(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid)
+{
+	bool need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
+			 last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
+	uint64_t new_ns, t0;
+	int err;
+
+	if (need_scan && tp->kept && tp->scan_tick && tp->have_last_pid && tp->own_pid_ns &&
+	    last_pid > tp->last_pid && last_pid - tp->last_pid <= PROBE_MAX &&
+	    tick < tp->scan_tick + RESCAN_TICKS) {
+		err = probe(tp, tp->last_pid, last_pid, tick);
+		tp->last_pid = last_pid;
+		return err < 0 ? err : 0;
+	}
+	tp->last_pid = last_pid;
+	tp->have_last_pid = last_pid != 0;
+	if (!need_scan)
+		return 0;
+	new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
+	t0 = pl__tcost_now(tp->cost);
+	err = scan(tp, tick);
+	if (tp->cost) {
+		/* the new pids' reads are theirs, not the scan's */
+		new_ns = tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
+		pl__tcost_done(tp->cost, PL_TPHASE_SCAN, t0, 1);
+		tp->cost->ph[PL_TPHASE_SCAN].ns -= new_ns;
+	}
+	return err < 0 ? err : 0;
+}
+
 int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		    const struct pl_tprocs_hint *hint)
 {
 	struct sweep_found found = { 0, 0, 0 };
-	bool need_scan, all = tp->cfg.stat_every_tick || !tp->kept;
-	uint64_t t0;
+	bool all = tp->cfg.stat_every_tick || !tp->kept;
+	int err;
 
 	tp->n_new_children = 0;
 	tp->tick = tick;
@@ -1457,15 +1514,18 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 		all = true;
 	/* before the sweep: what the survivors wrote since birth is in the
 	 * dirty balance the sweep weighs */
-	if (tp->n_births > 0) {
-		int err = rebuild_hash(tp);
-
-		if (err < 0 || (err = open_surviving_births(tp, tick)) < 0)
-			return err;
-	}
+	if (tp->n_births > 0 &&
+	    ((err = rebuild_hash(tp)) < 0 || (err = open_surviving_births(tp, tick)) < 0))
+		return err;
 	sweep(tp, tick, all, &found);
 	read_reap_parents(tp, tick, &found);
 	found.dirtied_bytes += tp->tail_bytes;
+	/* before the weighing: a writer started since the last tick is in it
+	 * (credit_birth_writes), else a dd round that dirtied 800 MB before its
+	 * first reading had every process read for nothing (a third of the
+	 * ticks of a dd rewriting its file in place, a round each 0.3-0.5 s) */
+	if ((err = find_new_pids(tp, tick, last_pid)) < 0)
+		return err;
 	if (all) {
 		tp->full_sweeps++;
 	} else if (need_full_sweep(tp, tick, hint, &found)) {
@@ -1476,38 +1536,6 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 					       found.dstate);
 		tp->dirty_balance = 0; /* every process has been read */
 		tp->dirty_over = false;
-	}
-	need_scan = !tp->kept || tp->scan_tick == 0 || last_pid == 0 || !tp->have_last_pid ||
-		    last_pid != tp->last_pid || tick >= tp->scan_tick + RESCAN_TICKS;
-	/* A few new pids, in this process's own pid namespace (loadavg's
-	 * last pid is this namespace's; the root may be another's), in
-	 * order: looked up one by one. Anything else is a scan. */
-	if (need_scan && tp->kept && tp->scan_tick && tp->have_last_pid && tp->own_pid_ns &&
-	    last_pid > tp->last_pid && last_pid - tp->last_pid <= PROBE_MAX &&
-	    tick < tp->scan_tick + RESCAN_TICKS) {
-		int err = probe(tp, tp->last_pid, last_pid, tick);
-
-		tp->last_pid = last_pid;
-		if (err < 0)
-			return err;
-		need_scan = false;
-	}
-	tp->last_pid = last_pid;
-	tp->have_last_pid = last_pid != 0;
-	if (need_scan) {
-		uint64_t new_ns = tp->cost ? tp->cost->ph[PL_TPHASE_NEW].ns : 0;
-		int err;
-
-		t0 = pl__tcost_now(tp->cost);
-		err = scan(tp, tick);
-		if (tp->cost) {
-			/* the new pids' reads are theirs, not the scan's */
-			new_ns = tp->cost->ph[PL_TPHASE_NEW].ns - new_ns;
-			pl__tcost_done(tp->cost, PL_TPHASE_SCAN, t0, 1);
-			tp->cost->ph[PL_TPHASE_SCAN].ns -= new_ns;
-		}
-		if (err < 0)
-			return err;
 	}
 	/* A recorded tree's scan drops, and the hash is stale. With the D
 	 * watch, a parent in its vfork wait was noted. */
