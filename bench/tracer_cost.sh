@@ -6,9 +6,20 @@
 #   quiet  nothing else started;
 #   churn  a loop starting `sh -c true` as fast as it can (hundreds of new
 #          pids a second), running through both tracers' run;
-#   stall  a dd rewriting a large file with conv=fsync (the bully) and a
-#          victim writing 4 KiB blocks with O_DSYNC under a watched name
-#          (controlsd), so that both tracers see real I/O waits and D states.
+#   stall  a dd rewriting a 1 GiB file in place with conv=fsync (the bully)
+#          and a victim writing 4 KiB blocks with O_DSYNC under a watched
+#          name (controlsd), so that both tracers see real I/O waits and D
+#          states. In place (conv=notrunc): a dd that truncates the file
+#          frees 1 GiB of page cache each round, which on the test VM the
+#          guest reports free to the hypervisor (virtio-balloon free page
+#          reporting); the guest's memory is then mapped again a page at a
+#          time, 15-20 us a page, charged to whatever process touches it
+#          first, about every 3 s. A canary touching 1024 pages every
+#          100 ms was charged up to 22.8 ms for it (p99 15.4 ms, against
+#          0.15 ms at p50), one touching none 1 ms at most; with the file
+#          rewritten in place, neither moved. That is the VM, not what a
+#          device does, and it fell on a tracer by the pages it touches,
+#          not by its CPU time. STALL_TRUNCATE=1 takes the truncating dd.
 # For each it prints both tools' CPU per tick, the ratio (Python/perflink)
 # and perflink's p99 sampler_ms (perflink's CPU includes the run time of
 # its D watch's BPF program in the tasks it runs in, the "bpf us", when the
@@ -39,6 +50,8 @@ seconds=${2:-20}
 idle=${3:-200}
 modes=${4:-quiet churn stall}
 pytracer=${PYTRACER:-$top/../shared/seeds/io_stall_tracer.py}
+stall_conv=notrunc,fsync
+[ "${STALL_TRUNCATE:-0}" = 1 ] && stall_conv=fsync
 hz=10
 names="controlsd car.c selfd ui loggerd encoderd modeld camerad locationd paramsd navd mapd"
 
@@ -91,7 +104,7 @@ start_load() {
 		;;
 	stall)
 		(while :; do
-			dd if=/dev/zero of="$work/big" bs=1M count=1024 conv=fsync status=none
+			dd if=/dev/zero of="$work/big" bs=1M count=1024 conv="$stall_conv" status=none
 		 done) &
 		load+=($!)
 		(while :; do
@@ -110,7 +123,22 @@ cpu_of() {
 	st=$(sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}')
 	echo "$ss $((st * 1000 / $(getconf CLK_TCK)))"
 }
-last_pid() { awk '{print $5}' /proc/loadavg; }
+# pids handed out over SECONDS, from loadavg's last pid once a second: a
+# wrap of pid_max starts again at 300 (RESERVED_PIDS); at 32768 (Debian's
+# default) a churn of 1000 pids a second wraps in about 30 s, which one
+# reading at each end cannot tell from no pid at all
+pids_handed_out_over() {
+	local max lp prev total=0
+	max=$(cat /proc/sys/kernel/pid_max)
+	read -r _ _ _ _ prev </proc/loadavg
+	for _ in $(seq "$1"); do
+		sleep 1
+		read -r _ _ _ _ lp </proc/loadavg
+		total=$((total + (lp >= prev ? lp - prev : max - prev + lp - 300)))
+		prev=$lp
+	done
+	echo "$total"
+}
 # Ticks a tool has written: one SYS row each (both flush every tick). On a
 # loaded machine a tool may run fewer ticks than SECONDS x HZ, so CPU is
 # divided by the ticks each one ran in the window.
@@ -139,14 +167,12 @@ for mode in $modes; do
 	pl0=$(cpu_of $pl)
 	pyt0=$(ticks_in "$work/py.csv")
 	plt0=$(ticks_in "$work/pl.csv")
-	lp0=$(last_pid)
 	nproc_now=$(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l || true)
-	sleep "$seconds"
+	handed_out=$(pids_handed_out_over "$seconds")
 	py1=$(cpu_of $py)
 	pl1=$(cpu_of $pl)
 	pyt1=$(ticks_in "$work/py.csv")
 	plt1=$(ticks_in "$work/pl.csv")
-	lp1=$(last_pid)
 	kill -TERM $pl
 	wait $pl || true
 	# SIGTERM: a background job of a script ignores SIGINT, and so does Python then
@@ -161,10 +187,7 @@ for mode in $modes; do
 	read -r pl_ns1 pl_ms1 <<<"$pl1"
 	summary=$(grep 'perflink trace:.*ticks,' "$work/pl.err" | tail -1)
 	p99=$(sed -n 's/.*sampler_ms p50 [0-9.]* p99 \([0-9.]*\).*/\1/p' <<<"$summary")
-	# pids handed out a second; a wrap of pid_max starts again at 300
-	# (RESERVED_PIDS), once at most in a run
-	newps=$(( lp1 >= lp0 ? (lp1 - lp0) / seconds :
-		($(cat /proc/sys/kernel/pid_max) - lp0 + lp1 - 300) / seconds ))
+	newps=$((handed_out / seconds))
 	# the D watch's BPF program runs in the tasks that switch, not in
 	# perflink: the kernel's count of its run time is added to perflink's
 	bpf_us=$(sed -n 's/^perflink trace: cost d_watch .* its BPF program \([0-9.]*\) us\/tick.*/\1/p' \
@@ -187,7 +210,7 @@ for mode in $modes; do
 done
 
 echo "tracer_cost: $hz Hz, $seconds s a mode side by side, disk $disk, $idle idle processes" \
-     "+ 12 watched; CPU per tick from schedstat"
+     "+ 12 watched; CPU per tick from schedstat; stall dd conv=$stall_conv"
 awk -v ticks=$((seconds * hz)) '
 BEGIN {
 	printf "  %-6s %6s %8s %14s %16s %9s %7s %9s %13s\n", "mode", "procs", "new/s", "python ms/tick",
