@@ -207,9 +207,10 @@ void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
  * the processes read wrote, found); true when more was dirtied than they
  * and the skew between the reads account for (tracer_procs.c). */
 bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found);
-/* Whether the balance says to read every process this tick: over the slack
- * at this tick and the last (over_last, kept by the caller), or over it by
- * more than a quarter of what the tick dirtied. */
+/* Whether the balance says to read every process this tick: the tick itself
+ * dirtied more than the slack over what was found, and the balance is over
+ * the slack at this tick and the last (over_last, kept by the caller), or
+ * over it by a MB or a quarter of what the tick dirtied, the more. */
 bool pl__dirty_sweep_due(int64_t *balance, bool *over_last, int64_t dirtied, int64_t found);
 
 /* new processes whose opening a tick puts off to the next at most (more
@@ -273,6 +274,9 @@ struct pl_tprocs {
 	 * their parents' io to them this tick (settle_reaped): dirtied pages
 	 * found, for the balance */
 	uint64_t tail_bytes;
+	/* what the processes started since the last tick wrote before their
+	 * first reading (credit_birth_writes): found, for the balance */
+	uint64_t birth_bytes;
 	/* parents of processes dropped this tick, not read yet this tick */
 	int reap_parents[32];
 	size_t n_reap_parents;

@@ -360,8 +360,9 @@ static void test_dirty_balance(void)
 }
 
 /* The skew between the reads of vmstat and of a writer moves MBs from one
- * tick's balance into the next's and back: an excess sweeps when it lasts
- * a second tick, or at once when it is more than a quarter of the tick's. */
+ * tick's balance into the next's and back: an excess sweeps when a second
+ * tick adds to it, or at once when it is more than a MB and a quarter of
+ * the tick's. */
 static void test_dirty_sweep_due(void)
 {
 	const int64_t mb = 1 << 20;
@@ -373,12 +374,27 @@ static void test_dirty_sweep_due(void)
 	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 32 * mb) && !last && b == 0,
 	       "and back the next tick: no sweep");
 	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb), "2 MB again: not yet");
-	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 29 * mb),
-	       "still 3 MB over the next tick: every process read");
+	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb),
+	       "2 MB more the next tick: a writer no process read, every process read");
+	b = 0;
+	last = false;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 800 * mb, 760 * mb) && last,
+	       "40 of 800 MB unexplained (a writer read 5 ms after vmstat): not yet");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 0, 0) && last,
+	       "and nothing dirtied the next tick (the writer stopped): still over, but "
+	       "no writer is at work, no sweep");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 20 * mb, 20 * mb),
+	       "nor the tick after, which its readings explain");
 	b = 0;
 	last = false;
 	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 0),
 	       "30 MB dirtied by no process read: at once");
+	b = 0;
+	last = false;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 90 << 10, 0) && last,
+	       "90 KiB by nobody (a journal): over the slack, but under a MB: not at once");
+	TAP_OK(pl__dirty_sweep_due(&b, &last, 90 << 10, 0),
+	       "90 KiB again the next tick: every process read");
 	b = 0;
 	last = false;
 	TAP_OK(!pl__dirty_sweep_due(&b, &last, 32 << 10, 0) && !last,
