@@ -591,20 +591,20 @@ static uint64_t slice_turn(unsigned slices, int pid, uint64_t from)
 	return from + ((unsigned)pid % slices + slices - from % slices) % slices;
 }
 
-/* Entry i was read at tick: the first tick after at which the pass must read
- * it again, if nothing sends the tracer to it before (a D note, a child
- * reaped, read_at): the next, for one
- * watched, not asleep at its last reading, lately in D or dirtying pages, or
- * with a reaped child's writes still to take off its io; else its slice's
- * turn. The pass looks at this alone (pl_tproc_due). One it passes over is
- * taken as it was: its state and block-I/O delay, and its write history,
- * whose tick after its last entry reads as 0 (the sums stop at the last one,
- * the next entry zeroes the ticks between). One running at its last reading
- * is read, with the D watch for its io alone: it is the likeliest writer, and
- * a dd that has just started and written nothing yet at its first reading is
- * one. The tracer itself is taken as asleep: it is running whenever it reads
- * itself, and so never in D; its writes (its output, or perflinkd's) are read
- * in its slice, and while it is hot. */
+/* Entry i was read at tick: the first tick after it at which the pass must
+ * read it again, if nothing sends the tracer to it before (a D note, a child
+ * reaped: read_at). The next one for a process watched, not asleep at its
+ * last reading, lately in D or dirtying pages, or with a reaped child's
+ * writes still to take off its io; else its slice's turn. The pass looks at
+ * this alone (pl_tproc_due). One it passes over is taken as it was: its
+ * state and block-I/O delay, and its write history, whose tick after its
+ * last entry reads as 0 (the sums stop at the last one, the next entry
+ * zeroes the ticks between). One running at its last reading is read, with
+ * the D watch for its io alone: it is the likeliest writer, and a dd that
+ * has just started and written nothing yet at its first reading is one. The
+ * tracer itself is taken as asleep: it is running whenever it reads itself,
+ * and so never in D; its writes (its output, or perflinkd's) are read in its
+ * slice, and while it is hot. */
 static void plan_next_read(struct pl_tprocs *tp, size_t i, uint64_t tick)
 {
 	const struct pl_tproc *p = &tp->v[i];
