@@ -1233,9 +1233,9 @@ struct sweep_found {
 };
 
 /* A pass over the known processes, reading those due this tick (all: every
- * one not read yet this tick). With --cost-split, a
- * process read is timed as watched or other, and the skipped ones take the
- * rest of the loop (timing each of them would cost more than skipping it). */
+ * one not read yet this tick). With --cost-split, a process read is timed as
+ * watched or other, and the skipped ones take the rest of the loop (timing
+ * each of them would cost more than skipping it). */
 static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_found *found)
 {
 	uint64_t t_loop = pl__tcost_now(tp->cost), t_timed = 0, skipped = 0;
@@ -1526,14 +1526,13 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 	tp->birth_bytes = 0;
 	if (take_notes(tp, tick))
 		all = true;
-	/* before the sweep: what the survivors wrote since birth is in the
-	 * dirty balance the sweep weighs */
+	/* before the sweep, so that a survivor is read once: what it wrote
+	 * since birth goes into birth_bytes, which the tick weighs */
 	if (tp->n_births > 0 &&
 	    ((err = rebuild_hash(tp)) < 0 || (err = open_surviving_births(tp, tick)) < 0))
 		return err;
 	sweep(tp, tick, all, &found);
 	read_reap_parents(tp, tick, &found);
-
 	/* before the weighing: a writer started since the last tick is in it
 	 * (credit_birth_writes), else a dd round that dirtied 800 MB before its
 	 * first reading had every process read for nothing (a third of the

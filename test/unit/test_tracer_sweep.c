@@ -148,24 +148,18 @@ static void test_probe(void)
 	close(ready[0]);
 }
 
-/* sectors written and io ms of disk from /proc/diskstats now. */
-/* A process forked since the last tick wrote all its io counters hold since
- * then: its first reading puts them in the tick's history for the bully. */
 /* write_bytes of a process from its /proc io, 0 when unreadable. */
 static int64_t write_bytes_of(int pid)
 {
-	char path[64], line[128];
-	long long v = 0;
-	FILE *f;
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	struct pl_pid_io io = { 0 };
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/io", pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "write_bytes: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	if (pl__procfile_read_once(&pf, AT_FDCWD, path) < 0 || pl__parse_pid_io(pf.buf, &io) < 0)
+		io.write_bytes = 0;
+	pl__procfile_free(&pf);
+	return (int64_t)io.write_bytes;
 }
 
 /* A process started since the last tick that wrote 1 MiB is found by its pid,
