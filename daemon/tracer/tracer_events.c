@@ -204,17 +204,13 @@ static uint64_t bully_ticks(const struct pl_tracer *t, struct pl_stall_event *e,
 }
 
 /* Where the victim sleeps, read at each of its D samples while an episode
- * is open: its /proc/PID/wchan under this tick's root. Absent or unreadable
- * (no symbols, another user's task): nothing is noted. */
+ * is open: its /proc/PID/wchan under this tick's root, through an fd kept
+ * while it lives. Absent or unreadable (no symbols, another user's task):
+ * nothing is noted. */
 static void note_wchan(struct pl_tracer *t, struct pl_tproc *p)
 {
-	struct pl_procfile pf = PL_PROCFILE_INIT;
-	char rel[32];
-
-	snprintf(rel, sizeof(rel), "%d/wchan", p->pid);
-	if (pl__procfile_read_once(&pf, t->seq ? t->snapfd : t->rootfd, rel) > 0)
-		pl__stall_victim_wchan(&p->victim, pf.buf);
-	pl__procfile_free(&pf);
+	if (pl__tproc_read_wchan(&t->procs, p) > 0)
+		pl__stall_victim_wchan(&p->victim, t->procs.scratch.buf);
 }
 
 static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,

@@ -145,6 +145,9 @@ struct pl_tproc {
 	bool io_denied;
 
 	int stat_fd, io_fd, ss_fd; /* kept open on a live /proc, else -1 */
+	/* its wchan, kept from the first D sample of a watched one's episode
+	 * (pl__tproc_read_wchan), else -1 */
+	int wchan_fd;
 
 	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
 	/* it ran before a reading of its io alone (tracer_procs.c): its comm
@@ -303,6 +306,9 @@ struct pl_tprocs {
 
 /* Was p read this tick (and is it in touched)? Only then are its tick's
  * results this tick's: one the pass went by keeps its last reading's. */
+/* A process's /proc/PID/wchan into tp->scratch, through a kept fd: the
+ * length, or -errno (gone, or not readable). */
+ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p);
 static inline bool pl__tproc_read_now(const struct pl_tprocs *tp, const struct pl_tproc *p)
 {
 	return p->touch_tick == tp->tick;

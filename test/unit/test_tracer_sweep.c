@@ -274,6 +274,40 @@ static bool under_emulator(void)
 	return w && *w;
 }
 
+/* /proc/PID/wchan as a path open reads it now. */
+static bool wchan_now(int pid, char *buf, size_t cap)
+{
+	char path[48];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	ok = fgets(buf, (int)cap, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+/* p in its vfork wait: the wchan a victim's D samples read comes through
+ * one fd kept open, and each read is the kernel's answer of the moment. */
+static void wchan_kept(struct pl_tproc *p)
+{
+	char now[128] = "", in_d[128] = "";
+	int fd;
+
+	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd >= 0 &&
+		       wchan_now(p->pid, now, sizeof(now)) && strcmp(tp.scratch.buf, now) == 0,
+	       "in its vfork wait, its wchan is read through an fd kept open: %s", now);
+	snprintf(in_d, sizeof(in_d), "%s", now);
+	fd = p->wchan_fd;
+	wait_state(p->pid, 'S'); /* the child exited: on the pipe now */
+	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd == fd &&
+		       wchan_now(p->pid, now, sizeof(now)) && strcmp(tp.scratch.buf, now) == 0 &&
+		       strcmp(now, in_d) != 0,
+	       "asleep on its pipe, the same fd reads where it sleeps now: %s", now);
+}
+
 static void test_vfork_parent(void)
 {
 	struct pl_tprocs_hint h = { false, 0, 0 };
@@ -299,6 +333,8 @@ static void test_vfork_parent(void)
 			usleep(500000);
 			_exit(0);
 		}
+		/* then asleep on the pipe until the test closes it */
+		(void)!read(go[0], &c, 1);
 		_exit(k < 0);
 	}
 	close(go[0]);
@@ -329,9 +365,13 @@ static void test_vfork_parent(void)
 		       (p = rec_of(par)) != NULL && p->seen_tick == tick && p->state == 'D',
 	       "the tick that finds the child reads its sleeping parent: in D (%c)",
 	       rec_of(par) ? rec_of(par)->state : '?');
+	if ((p = rec_of(par)) != NULL)
+		wchan_kept(p);
 	close(go[1]);
 	close(ready[0]);
 	waitpid(par, NULL, 0);
+	TAP_OK((p = rec_of(par)) && pl__tproc_read_wchan(&tp, p) == -ESRCH,
+	       "once it exited, its kept wchan fails with ESRCH, whatever the pid's next owner");
 }
 
 /* Pages dirtied that the processes read do not account for. */
