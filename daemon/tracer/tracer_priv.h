@@ -210,11 +210,12 @@ void pl__blocked_rule_swept(struct pl_blocked_rule *r, uint64_t tick, int64_t pr
  * the processes read wrote, found); true when more was dirtied than they
  * and the skew between the reads account for (tracer_procs.c). */
 bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found);
-/* Whether the balance says to read every process this tick: the tick itself
- * dirtied more than the slack over what was found, and the balance is over
- * the slack at this tick and the last (over_last, kept by the caller), or
- * over it by a MB or a quarter of what the tick dirtied, the more. */
-bool pl__dirty_sweep_due(int64_t *balance, bool *over_last, int64_t dirtied, int64_t found);
+/* Whether the balance says to read every process this tick: balance and
+ * the tick's own excess (dirtied less found) over the slack, and the last
+ * tick's excess (last_excess, kept by the caller: 0 when it was not over)
+ * as well and not four times this one's; or at once when balance and
+ * excess are over the larger of a MB and a quarter of what was dirtied. */
+bool pl__dirty_sweep_due(int64_t *balance, int64_t *last_excess, int64_t dirtied, int64_t found);
 
 /* new processes whose opening a tick puts off to the next at most (more
  * are opened at once) */
@@ -268,7 +269,7 @@ struct pl_tprocs {
 	 * account for (write_bytes is counted as a page is dirtied): above 0,
 	 * some process not read wrote them */
 	int64_t dirty_balance;
-	bool dirty_over;       /* the balance was over its slack at the last tick */
+	int64_t dirty_excess;  /* the last tick's excess when over its slack, else 0 */
 	struct pl_blocked_rule blocked_rule;
 	/* processes added this tick, whose parents may be waiting in vfork */
 	int new_children[32];

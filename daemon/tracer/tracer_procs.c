@@ -1307,39 +1307,49 @@ static void sweep(struct pl_tprocs *tp, uint64_t tick, bool all, struct sweep_fo
  * wrote. It is off by what the writers read wrote between the vmstat read
  * and theirs, a few hundred us to a ms later: a dd dirtying 400 MB a tick
  * left 0.1-1 MB of it a tick, which over a fixed 64 KiB slack had every
- * process read in 14 of 22 full sweeps of a 15 s stall run. So slack and
- * floor grow by a 32nd of the tick's dirtied bytes (3%, where the skew
- * measured ~0.3%): a writer no process read that dirties less than that is
- * left to the slices, which read it within a second. Below 0 the balance
- * also goes by direct I/O, which counts in write_bytes but dirties no
- * page: the floor keeps that from hiding another writer for long. */
+ * process read in 14 of 22 full sweeps of a 15 s stall run. So the slack
+ * grows by a 32nd of the tick's dirtied bytes (3%, where the skew measured
+ * ~0.3%): a writer no process read that dirties less than that is left to
+ * the slices, which read it within a second. Below 0 the balance goes by
+ * direct I/O, which counts in write_bytes but dirties no page, and by a
+ * skew the other way, given back the next tick. The floor, a MB and a
+ * quarter of the tick, keeps direct I/O from hiding another writer for
+ * more than a tick, and takes a skew whole: at a 32nd, a dd's 180 MB read
+ * before vmstat's count was cut to 23 MB, and given back the next tick it
+ * left 157 MB in the balance, which had every process read. */
 bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found)
 {
-	int64_t skew = dirtied / 32, b = *balance + dirtied - found;
+	int64_t floor = DIRTY_FLOOR_BYTES + dirtied / 4, b = *balance + dirtied - found;
 
-	*balance = b < -(DIRTY_FLOOR_BYTES + skew) ? -(DIRTY_FLOOR_BYTES + skew) : b;
-	return *balance > DIRTY_SLACK_BYTES + skew;
+	*balance = b < -floor ? -floor : b;
+	return *balance > DIRTY_SLACK_BYTES + dirtied / 32;
 }
 
-/* A writer no process read dirties pages every tick. So besides a balance
- * over its slack, the tick itself must have dirtied more than the slack over
- * what the processes read wrote: an excess left over from one tick's skew,
- * which the writer's next reading does not take back when it has stopped
- * writing (a dd round ended), is no writer. And at once only for a MB or a
- * quarter of what the tick dirtied, whichever is more: a journal's 50-110
- * KiB at a tick after a sweep is not worth reading every process for. With
- * a dd rewriting its file in place (800 MB a tick at memory speed, the
- * writer and vmstat read 5 ms apart when the tracer is preempted: 40 MB),
- * 26 of 200 ticks had every process read before, each finding nothing. */
-bool pl__dirty_sweep_due(int64_t *balance, bool *over_last, int64_t dirtied, int64_t found)
+/* A writer no process read dirties pages every tick, about as many from one
+ * tick to the next. So besides a balance over its slack, the tick's own
+ * excess (dirtied less found) must be over the slack, and over it at the
+ * tick before as well, and not fallen to under a quarter since; or at once
+ * when both the balance and the tick's excess are over the larger of a MB
+ * and a quarter of what the tick dirtied. What this leaves out, beside the in-place dd
+ * of the bench's stall load (800 MB a tick at memory speed; the writer and
+ * vmstat read 5 ms apart when the tracer is preempted: 40 MB):
+ *  - an excess carried from a skew, that the writer's next reading does
+ *    not take back when it has stopped writing (a dd round ended);
+ *  - a journal's 50-110 KiB a tick after a skew's tick, or after a sweep.
+ * Every one of those had every process read, and found nothing: 26 in 200
+ * ticks beside Python with a rule of the balance alone. */
+bool pl__dirty_sweep_due(int64_t *balance, int64_t *last_excess, int64_t dirtied, int64_t found)
 {
+	int64_t excess = dirtied - found;
 	int64_t slack = DIRTY_SLACK_BYTES + dirtied / 32;
 	int64_t at_once = DIRTY_SLACK_BYTES + (dirtied / 4 > DIRTY_FLOOR_BYTES ? dirtied / 4
 										: DIRTY_FLOOR_BYTES);
 	bool over = pl__dirty_balance_add(balance, dirtied, found);
-	bool due = over && dirtied - found > slack && (*over_last || *balance > at_once);
+	bool tick_over = excess > slack;
+	bool again = *last_excess > 0 && excess > *last_excess / 4;
+	bool due = over && tick_over && (again || (*balance > at_once && excess > at_once));
 
-	*over_last = over;
+	*last_excess = tick_over ? excess : 0;
 	return due;
 }
 
@@ -1436,16 +1446,12 @@ static bool need_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl
 	bool writes_unexplained = true;
 
 	/* The reads of vmstat and of a writer are a few ms apart on a loaded
-	 * machine, more when the tracer is preempted between them: a dd at
-	 * 300 MB/s moves 1-5 MB (3-20% of a tick's dirtying) from one tick's
-	 * balance into the next's and back, and the floor keeps the balance
-	 * from going as far below 0 as it goes above. So an excess over the
-	 * slack reads everyone when it is still there a tick later, or at once
-	 * when it is more than a quarter of what the tick dirtied (a writer no
-	 * one reads). Before, the bench's stall load had every process read in
-	 * 7-12 of 300 ticks (2-17 ms each) for a skew no read explains. */
+	 * machine, more when the tracer is preempted between them: a dd moves
+	 * MBs from one tick's balance into the next's and back. So an excess
+	 * reads everyone only when a writer no one reads is at work in both
+	 * ticks, or at once when it is large (pl__dirty_sweep_due). */
 	if (h->dirtied_bytes >= 0)
-		writes_unexplained = pl__dirty_sweep_due(&tp->dirty_balance, &tp->dirty_over,
+		writes_unexplained = pl__dirty_sweep_due(&tp->dirty_balance, &tp->dirty_excess,
 							 h->dirtied_bytes, (int64_t)found->dirtied_bytes);
 	if (!h->maybe_blocked)
 		return false;
@@ -1560,7 +1566,7 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 			pl__blocked_rule_swept(&tp->blocked_rule, tick, hint->procs_blocked,
 					       found.dstate);
 		tp->dirty_balance = 0; /* every process has been read */
-		tp->dirty_over = false;
+		tp->dirty_excess = 0;
 	}
 	/* A recorded tree's scan drops, and the hash is stale. With the D
 	 * watch, a parent in its vfork wait was noted. */

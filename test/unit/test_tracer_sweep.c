@@ -201,7 +201,7 @@ static void test_birth_writes(const char *path)
 	h.maybe_blocked = true;
 	h.dirtied_bytes = dirtied;
 	tp.dirty_balance = 0;
-	tp.dirty_over = false;
+	tp.dirty_excess = 0;
 	probes = tp.probes;
 	full = tp.full_sweeps;
 	TAP_OK(pl__tprocs_tick(&tp, next_tick(), loadavg_last_pid(), &h) == 0 && rec_of(w),
@@ -391,47 +391,69 @@ static void test_dirty_balance(void)
 	pl__dirty_balance_add(&b, 0, 100 * mb);
 	TAP_OK(b == -mb, "direct I/O (write_bytes, no dirty page) floors the balance at -1 MiB (%lld)",
 	       (long long)b);
+	pl__dirty_balance_add(&b, 400 * mb, 300 * mb);
+	TAP_OK(b == 99 * mb,
+	       "so a writer no process read is not hidden for more than a tick (%lld MB)",
+	       (long long)(b / mb));
+	b = 0;
+	pl__dirty_balance_add(&b, 400 * mb, 600 * mb);
+	TAP_OK(b == -101 * mb, "a skew the other way floors at a MB and a quarter of the tick (%lld MB)",
+	       (long long)(b / mb));
 }
 
 /* The skew between the reads of vmstat and of a writer moves MBs from one
- * tick's balance into the next's and back: an excess sweeps when a second
- * tick adds to it, or at once when it is more than a MB and a quarter of
- * the tick's. */
+ * tick's balance into the next's and back: an excess sweeps when the next
+ * tick has one too, not under a quarter of it, or at once when both the
+ * balance and the tick's excess are over a MB and a quarter of the tick. */
 static void test_dirty_sweep_due(void)
 {
 	const int64_t mb = 1 << 20;
-	int64_t b = 0;
-	bool last = false;
+	int64_t b = 0, last = 0;
 
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb) && last,
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb) && last == 2 * mb,
 	       "2 of 30 MB dirtied unexplained for a tick: not yet");
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 32 * mb) && !last && b == 0,
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 32 * mb) && last == 0 && b == 0,
 	       "and back the next tick: no sweep");
 	TAP_OK(!pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb), "2 MB again: not yet");
 	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 28 * mb),
 	       "2 MB more the next tick: a writer no process read, every process read");
-	b = 0;
-	last = false;
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 800 * mb, 760 * mb) && last,
+	b = last = 0;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 800 * mb, 760 * mb) && last == 40 * mb,
 	       "40 of 800 MB unexplained (a writer read 5 ms after vmstat): not yet");
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 0, 0) && last,
-	       "and nothing dirtied the next tick (the writer stopped): still over, but "
-	       "no writer is at work, no sweep");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 0, 0) && b == 40 * mb && last == 0,
+	       "and nothing dirtied the next tick (the writer stopped): the balance is still "
+	       "over, but no writer is at work, no sweep");
 	TAP_OK(!pl__dirty_sweep_due(&b, &last, 20 * mb, 20 * mb),
 	       "nor the tick after, which its readings explain");
-	b = 0;
-	last = false;
+	b = last = 0;
+	pl__dirty_sweep_due(&b, &last, 800 * mb, 760 * mb);
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 100 << 10, 0),
+	       "100 KiB by nobody (a journal) the tick after a 40 MB skew: under a quarter of "
+	       "it, no sweep");
+	b = last = 0;
+	pl__dirty_sweep_due(&b, &last, 800 * mb, 795 * mb);
+	TAP_OK(last == 0 && !pl__dirty_sweep_due(&b, &last, 100 << 10, 0) && b > mb,
+	       "5 MB of skew carried, under that tick's slack, then a journal's 100 KiB: the "
+	       "balance is over a MB but the tick's excess is not, no sweep");
+	b = last = 0;
+	pl__dirty_sweep_due(&b, &last, 800 * mb, 980 * mb);
+	TAP_OK(b == -180 * mb, "180 of 800 MB read before vmstat counted them: kept whole (%lld MB)",
+	       (long long)(b / mb));
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 800 * mb, 620 * mb) && b == 0,
+	       "and given back whole the next tick");
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 800 * mb, 800 * mb) &&
+		       !pl__dirty_sweep_due(&b, &last, 100 << 10, 0),
+	       "so a journal's 100 KiB after it is no writer to find");
+	b = last = 0;
 	TAP_OK(pl__dirty_sweep_due(&b, &last, 30 * mb, 0),
 	       "30 MB dirtied by no process read: at once");
-	b = 0;
-	last = false;
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 90 << 10, 0) && last,
-	       "90 KiB by nobody (a journal): over the slack, but under a MB: not at once");
+	b = last = 0;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 90 << 10, 0) && last == 90 << 10,
+	       "90 KiB by nobody: over the slack, but under a MB: not at once");
 	TAP_OK(pl__dirty_sweep_due(&b, &last, 90 << 10, 0),
 	       "90 KiB again the next tick: every process read");
-	b = 0;
-	last = false;
-	TAP_OK(!pl__dirty_sweep_due(&b, &last, 32 << 10, 0) && !last,
+	b = last = 0;
+	TAP_OK(!pl__dirty_sweep_due(&b, &last, 32 << 10, 0) && last == 0,
 	       "32 KiB by nobody: under the slack, not even counted as over");
 }
 
