@@ -31,6 +31,10 @@
  * ticks it was blocked in (a bit each); and per span of ticks, in a ring
  * indexed by tick / PL_WRITES_SPAN_TICKS. */
 struct pl_writes {
+	/* the last tick put with a write, plus one (0: none): a stall event
+	 * sums every process's history, and most have not written in its
+	 * windows; this is all of theirs it reads, one cache line */
+	uint64_t wrote_until;
 	uint32_t wbytes[PL_STALL_RING], wchar[PL_STALL_RING]; /* bytes, saturated */
 	uint64_t blocked; /* bit tick % PL_STALL_RING: in D, or a block-I/O wait ended */
 	uint64_t first_tick, last_tick; /* ticks the ring holds values for */

@@ -70,6 +70,8 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 		w->blocked &= ~((uint64_t)1 << (t % PL_STALL_RING));
 	w->wbytes[i] = sat32(d_wbytes);
 	w->wchar[i] = sat32(d_wchar);
+	if (w->wbytes[i] || w->wchar[i])
+		w->wrote_until = tick + 1;
 	put_span(w, tick, w->wbytes[i], w->wchar[i]);
 	w->last_tick = tick;
 	if (tick >= w->first_tick + PL_STALL_RING)
@@ -110,6 +112,8 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
 
 	*wbytes = 0;
 	*wchar = 0;
+	if (w->wrote_until <= from)
+		return;
 	clip_to_ring(w, &from, &to);
 	for (t = from; t <= to && t >= from; t++) {
 		*wbytes += w->wbytes[t % PL_STALL_RING];
@@ -128,6 +132,9 @@ void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 	}
 	*wbytes = 0;
 	*wchar = 0;
+	/* nothing written in from's span or since */
+	if (w->wrote_until == 0 || (w->wrote_until - 1) / PL_WRITES_SPAN_TICKS < s_from)
+		return;
 	if (to > w->last_tick)
 		to = w->last_tick;
 	s_to = to / PL_WRITES_SPAN_TICKS;
@@ -145,6 +152,10 @@ void pl__writes_add_spans(const struct pl_writes *w, uint64_t now_tick,
 	uint64_t now_span = now_tick / PL_WRITES_SPAN_TICKS;
 	uint64_t last = w->last_tick / PL_WRITES_SPAN_TICKS;
 
+	/* nothing written in the spans kept back from now's */
+	if (w->wrote_until == 0 ||
+	    (w->wrote_until - 1) / PL_WRITES_SPAN_TICKS + PL_WRITES_SPANS <= now_span)
+		return;
 	for (uint64_t k = 0; k < PL_WRITES_SPANS && k <= now_span; k++) {
 		uint64_t s = now_span - k;
 

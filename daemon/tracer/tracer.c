@@ -606,7 +606,7 @@ static void read_sys(struct pl_tracer *t, int rootfd, bool keep, struct pl_tsys_
 
 int pl__tracer_tick(struct pl_tracer *t)
 {
-	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t1, c1;
+	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t_ev, events, t1, c1;
 	struct pl_tsys_sample s;
 	struct pl_tprocs_hint hint;
 	double wall = 0, mono = 0, ms;
@@ -641,8 +641,14 @@ int pl__tracer_tick(struct pl_tracer *t)
 		return err;
 	}
 	remember_sys(t, mono, &s);
+	t_ev = pl__tcost_now(t->procs.cost);
+	events = t->events;
 	if ((err = pl__tevents_tick(t, wall, mono)) < 0)
 		return err;
+	if (t->procs.cost) { /* timed apart from the output around it */
+		pl__tcost_done(t->procs.cost, PL_TPHASE_EVENTS, t_ev, t->events - events);
+		t_out += pl__mono_ns() - t_ev;
+	}
 	if (fflush(t->csv) == EOF) {
 		err = errno ? -errno : -EIO;
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);

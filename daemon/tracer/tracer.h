@@ -64,7 +64,8 @@ enum pl_tracer_phase {
 	PL_TPHASE_SCAN,    /* directory scans; items: scans */
 	PL_TPHASE_PROBE,   /* new pids looked up one by one; items: pids tried */
 	PL_TPHASE_NEW,     /* pids the scan found and read; items: pids */
-	PL_TPHASE_OUTPUT,  /* CSV rows, stall detection and events, flush */
+	PL_TPHASE_OUTPUT,  /* CSV rows and the flush */
+	PL_TPHASE_EVENTS,  /* stall detection and its events; items: events */
 	PL_TPHASE_DWATCH,  /* the D watch's notes taken; items: notes */
 	PL_TPHASE_N
 };

@@ -14,6 +14,7 @@ const char *pl__tracer_phase_name(enum pl_tracer_phase ph)
 		[PL_TPHASE_SKIPPED] = "skipped",     [PL_TPHASE_SCAN] = "scan",
 		[PL_TPHASE_PROBE] = "probe",
 		[PL_TPHASE_NEW] = "new_pids",        [PL_TPHASE_OUTPUT] = "output",
+		[PL_TPHASE_EVENTS] = "events",
 		[PL_TPHASE_DWATCH] = "d_watch",
 	};
 

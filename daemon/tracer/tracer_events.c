@@ -128,7 +128,8 @@ static void offer(struct pl_stall_event *e, const struct pl_writes *w, int pid, 
 	uint64_t wb, wc;
 
 	pl__writes_sum_long(w, from, now, &wb, &wc);
-	if (pl__stall_fellow_victim(pl__writes_blocked(w, stall_from, now), wb, wc,
+	if ((wb == 0 && wc == 0) ||
+	    pl__stall_fellow_victim(pl__writes_blocked(w, stall_from, now), wb, wc,
 				    e->victim_wbytes, e->victim_wchar))
 		return;
 	pl__stall_bully_offer(e->bully, &e->nbully, pid, comm, wb, wc, exited);

@@ -376,6 +376,47 @@ static void test_dirty_window(void)
 	TAP_EQ_U64(wb, 0, "spans older than the ring of spans are forgotten");
 }
 
+/* A history skips its ring and spans when it wrote nothing since a window
+ * began (wrote_until): the sums must be those of a full read, whatever the
+ * gaps between puts. The same random puts go into a history whose shortcut
+ * can never be taken, and every answer is compared. */
+static void test_writes_shortcut(void)
+{
+	struct pl_writes w, full;
+	uint64_t seed = 88172645463325252ull, tick = 1, bad = 0, checks = 0, skipped = 0;
+
+	pl__writes_reset(&w, 1);
+	for (int i = 0; i < 4000; i++) {
+		uint64_t r, wb, wc, fb, fc, from, tot_w[PL_WRITES_SPANS] = { 0 },
+						    tot_f[PL_WRITES_SPANS] = { 0 };
+
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift64 */
+		r = seed;
+		tick += r % 8 == 0 ? 1 + (r >> 8) % 200 : 1; /* now and then not read for a while */
+		/* a writer for a few ticks in a hundred */
+		pl__writes_put(&w, tick, (r >> 20) % 100 < 3 ? (int64_t)((r >> 30) % 5000) : 0,
+			       (r >> 20) % 100 < 5 ? (int64_t)((r >> 40) % 700) : 0);
+		full = w;
+		full.wrote_until = UINT64_MAX;
+		from = tick - (r >> 48) % (tick < 600 ? tick : 600);
+		skipped += w.wrote_until <= from;
+		pl__writes_sum(&w, from, tick, &wb, &wc);
+		pl__writes_sum(&full, from, tick, &fb, &fc);
+		bad += wb != fb || wc != fc;
+		pl__writes_sum_long(&w, from, tick, &wb, &wc);
+		pl__writes_sum_long(&full, from, tick, &fb, &fc);
+		bad += wb != fb || wc != fc;
+		pl__writes_add_spans(&w, tick, tot_w);
+		pl__writes_add_spans(&full, tick, tot_f);
+		bad += memcmp(tot_w, tot_f, sizeof(tot_w)) != 0;
+		checks += 3;
+	}
+	TAP_OK(bad == 0 && skipped > 1000,
+	       "the sums skipped for no write since a window began are a full read's: %llu of "
+	       "%llu differ (%llu windows with no write)",
+	       (unsigned long long)bad, (unsigned long long)checks, (unsigned long long)skipped);
+}
+
 /* An exited writer is kept with its name while its spans hold writes. */
 static void test_gone_long(void)
 {
@@ -524,6 +565,7 @@ int main(void)
 	test_not_io();
 	test_wchan();
 	test_dirty_window();
+	test_writes_shortcut();
 	test_gone_long();
 	test_bully_and_ring();
 	test_fellow_victim();
