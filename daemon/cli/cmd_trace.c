@@ -108,10 +108,13 @@ static void cost_split(const struct pl_tracer_stats *st)
 	}
 	fprintf(stderr,
 		"perflink trace: cost d_watch %s at the end (%llu scans, %llu changes), %.1f "
-		"notes/tick, %llu overflows, its BPF program %.1f us/tick in the tasks switching\n",
+		"notes/tick, %llu overflows, its BPF program %.1f us/tick in the tasks switching, "
+		"attached %llu ticks with %.0f context switches/tick\n",
 		st->d_watch_kind ? st->d_watch_kind : "off", (unsigned long long)st->d_scans,
 		(unsigned long long)st->d_steers, (double)st->d_notes / ticks,
-		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks);
+		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks,
+		(unsigned long long)st->d_switch_ticks,
+		st->d_switch_ticks ? (double)st->d_switches / (double)st->d_switch_ticks : 0.0);
 }
 
 int pl__cmd_trace(int argc, char **argv)

@@ -302,6 +302,10 @@ void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks)
 {
 	uint64_t switch_ns;
 
+	if (w->on && w->kind == PL_DWATCH_SWITCH) {
+		w->attached_switches += switches;
+		w->attached_ticks += ticks;
+	}
 	if (!pl__dwatch_steerable(w) || ticks == 0)
 		return;
 	switch_ns = switches / ticks * SWITCH_COST_NS;

@@ -42,6 +42,10 @@ struct pl_dwatch {
 	unsigned calm;            /* steers in a row the switch watch would have cost less */
 	unsigned since_scan;      /* steers with the switch watch since a scan measured */
 	bool scan_next;           /* the switch watch was just attached: scan once more */
+	/* the machine's context switches while the switch watch was attached,
+	 * and the ticks they were counted over (pl__dwatch_steer): what its
+	 * cost to the switching tasks is a multiple of */
+	uint64_t attached_switches, attached_ticks;
 	/* the switch watch: its ring, program and tracepoint link (-1 while
 	 * detached), and the kernel's run-time statistics */
 	int map_fd, prog_fd, link_fd, stats_fd;
@@ -72,7 +76,9 @@ size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflo
  * context switches, the scan what its last runs cost: switches is how
  * many the machine made over ticks ticks (/proc/stat's ctxt). To the scan
  * at once; back only after a few calm steers in a row (CALM_STEERS), so
- * that a bursty load does not flip it each time. */
+ * that a bursty load does not flip it each time. The switches counted
+ * while the switch watch was attached are kept whether it can steer or
+ * not (attached_switches). */
 bool pl__dwatch_steerable(const struct pl_dwatch *w);
 void pl__dwatch_steer(struct pl_dwatch *w, uint64_t switches, uint64_t ticks);
 

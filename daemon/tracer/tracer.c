@@ -592,7 +592,8 @@ static void read_sys(struct pl_tracer *t, int rootfd, bool keep, struct pl_tsys_
 	t->sys.blocked_unneeded = w->on;
 	/* the first time a tick after the first count, so that a machine
 	 * already switching often is not paid for by the switch watch for long */
-	t->sys.want_ctxt = pl__dwatch_steerable(w) &&
+	t->sys.want_ctxt = (pl__dwatch_steerable(w) ||
+			    (w->on && w->kind == PL_DWATCH_SWITCH && t->procs.cost)) &&
 			   (!t->steer_ctxt || t->tick >= t->steer_tick + STEER_TICKS ||
 			    (w->steers == 0 && t->steer_tick <= 1));
 	pl__tsys_read(&t->sys, rootfd, keep, s);
@@ -713,6 +714,8 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->d_steers = tp->dwatch.steers;
 	out->d_notes = tp->notes_read;
 	out->d_overflows = tp->note_overflows;
+	out->d_switches = tp->dwatch.attached_switches;
+	out->d_switch_ticks = tp->dwatch.attached_ticks;
 	out->d_watch_run_ns = pl__dwatch_run_ns(&tp->dwatch);
 	out->d_watch_run_ns -= out->d_watch_run_ns >= t->d_watch_run0_ns ? t->d_watch_run0_ns : 0;
 	if (tp->cost)

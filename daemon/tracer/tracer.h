@@ -106,6 +106,10 @@ struct pl_tracer_stats {
 	const char *d_watch_kind;
 	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
 	uint64_t d_notes, d_overflows, d_watch_run_ns;
+	/* the machine's context switches while the switch watch was attached,
+	 * and over how many ticks they were counted (with --cost-split, or
+	 * where it can steer) */
+	uint64_t d_switches, d_switch_ticks;
 	/* --cost-split, over the ticks after the first (which reads every
 	 * process): phase[] (ns estimated from the ticks that were not
 	 * preempted, see tracer_priv.h), and the ticks' CPU time. */
