@@ -93,6 +93,7 @@ static void sample_settings(struct pl_settings *s)
 	s->sample_window_s = PL_SAMPLE_WINDOW_DEFAULT;
 	s->sample_max_bytes = PL_SAMPLE_MAX_BYTES_DEFAULT;
 	s->sample_signal = SIGPROF;
+	s->sample_task_clock = true;
 
 	v = secure_getenv("PERFLINK_SAMPLE");
 	if (v && strcmp(v, "1") == 0)
@@ -116,6 +117,11 @@ static void sample_settings(struct pl_settings *s)
 		else
 			s->sample_signal = sig;
 	}
+	v = secure_getenv("PERFLINK_SAMPLE_CLOCK");
+	if (v && strcmp(v, "timer") == 0)
+		s->sample_task_clock = false;
+	else if (v && strcmp(v, "auto") != 0)
+		pl__diag("PERFLINK_SAMPLE_CLOCK='%s' is neither auto nor timer; using auto", v);
 	v = secure_getenv("PERFLINK_SAMPLE_THREAD");
 	if (v)
 		copy_path(s->sample_thread, sizeof(s->sample_thread), "PERFLINK_SAMPLE_THREAD", v);

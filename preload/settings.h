@@ -70,6 +70,9 @@ struct pl_settings {
 	uint32_t sample_window_s;
 	uint32_t sample_max_bytes;
 	int sample_signal;
+	/* PERFLINK_SAMPLE_CLOCK: auto (perf's task clock where allowed, else
+	 * the CPU-time timer) or timer (the timer always) */
+	bool sample_task_clock;
 	char sample_out[PL_PATH_MAX];                /* "" when unset */
 	char sample_thread[PL_SAMPLE_THREAD_MAX];    /* "" when unset */
 };

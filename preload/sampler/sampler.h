@@ -217,11 +217,24 @@ unsigned long pl__ring_dropped(void);
 
 /* 0 or -errno. */
 int pl__signal_init(void);
+/* Which clock the samples are taken on (sampler_signal.c). */
+enum pl_sample_clock {
+	PL_SAMPLE_CLOCK_NONE,
+	PL_SAMPLE_CLOCK_TASK,      /* perf's task clock, kernel time included */
+	PL_SAMPLE_CLOCK_TASK_USER, /* perf's task clock, user time only */
+	PL_SAMPLE_CLOCK_TIMER,     /* a POSIX timer on the CPU clock (tick-checked) */
+};
 /* Install the handler (unless the program has one for signo: then
- * -EBUSY) and start a timer on tid's CPU clock, hz a second. */
-int pl__signal_arm(pid_t tid, int signo, uint32_t hz);
-/* The timer's interval for hz, in ns of the thread's CPU time: what one
- * sample stands for (the kernel may stretch it to whole ticks). */
+ * -EBUSY) and start sampling tid's CPU time hz times a second: on perf's
+ * task clock where task_clock and the kernel allow, else a POSIX timer. */
+int pl__signal_arm(pid_t tid, int signo, uint32_t hz, bool task_clock);
+/* The clock of the last arm. */
+enum pl_sample_clock pl__signal_clock(void);
+/* In a forked child: the parent's event closed, nothing armed. */
+void pl__signal_fork_child(void);
+/* The clock's period for hz, in ns of the thread's CPU time: what one
+ * sample stands for (on the POSIX timer the kernel may stretch it to whole
+ * ticks). */
 long pl__signal_period_ns(uint32_t hz);
 void pl__signal_disarm(void);
 /* Whether signo's handler is still ours. */

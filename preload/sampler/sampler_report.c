@@ -92,6 +92,11 @@ char *pl__report_text(uint32_t window_s, const struct pl_render_stats *rs, size_
 		put(&b, ", %llu in stacks not kept", (unsigned long long)overflow);
 	if (cut_short)
 		put(&b, ", %llu cut short (unwinding failed)", (unsigned long long)cut_short);
+	/* the task clock says nothing: the others are less exact */
+	if (pl__signal_clock() == PL_SAMPLE_CLOCK_TIMER)
+		put(&b, ", on the CPU-time timer (tick-checked)");
+	else if (pl__signal_clock() == PL_SAMPLE_CLOCK_TASK_USER)
+		put(&b, ", on the task clock, user time only");
 	if (pl__ring_dropped())
 		put(&b, ", %lu dropped since start", pl__ring_dropped());
 	if (pl__unwind_copy_ends())

@@ -1,16 +1,31 @@
-/* The sampling timer and its signal handler.
+/* The sampling clock and its signal handler.
  *
- * Clock: the render thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID's
- * per-thread form), not CLOCK_MONOTONIC. A CPU-time timer fires only while
- * the thread runs, so the signal never lands in one of its blocking calls:
- * a wall-clock timer would make the target's poll, epoll_wait, nanosleep
- * and the driver waits inside a swap return EINTR (SA_RESTART does not
- * restart those), changing the program it measures. The shares are then
- * shares of the render thread's CPU time, which is what one optimises;
- * time blocked in the swap shows in render_stats (frame_ms against fps),
- * CPU spent inside the swap (a driver spinning, copying) as idle samples.
- * The timer is per thread (SIGEV_THREAD_ID), so other busy threads do not
- * bias it the way process-wide ITIMER_PROF does.
+ * Clock: the render thread's own CPU time, not CLOCK_MONOTONIC. A CPU-time
+ * clock fires only while the thread runs, so the signal never lands in one
+ * of its blocking calls: a wall-clock timer would make the target's poll,
+ * epoll_wait, nanosleep and the driver waits inside a swap return EINTR
+ * (SA_RESTART does not restart those), changing the program it measures.
+ * The shares are then shares of the render thread's CPU time, which is what
+ * one optimises; time blocked in the swap shows in render_stats (frame_ms
+ * against fps), CPU spent inside the swap (a driver spinning, copying) as
+ * idle samples. The clock is the thread's own, so other busy threads do
+ * not bias it the way process-wide ITIMER_PROF does.
+ *
+ * Which CPU-time clock: perf's task clock for the thread (a software event
+ * whose overflow signals the thread through F_SETSIG), where the kernel
+ * allows it; else a POSIX timer on the thread's CPU clock. The kernel
+ * checks a POSIX CPU timer only at its scheduler tick, and only while the
+ * thread runs: on a CPU other tasks want, the thread runs in slices that
+ * end at a tick, and each slice after a wake-up starts where the frame
+ * starts, so the samples gather at the ends of the first slices. Under
+ * four busy loops a CPU, a renderer measuring its own split (hot_a 2/3 of
+ * its busy time, hot_b 1/3, the swap 10%) was sampled 80/20 and 96% busy,
+ * at a third of the rate; the task clock is an hrtimer on the thread's run
+ * time and gave 60.5/30.0/9.4% against 60.3/30.6/9.1% measured, at the rate
+ * asked. The task clock is not tried in a process under a seccomp filter,
+ * which may kill it for the call; where kernel samples are refused
+ * (perf_event_paranoid over 1, no CAP_PERFMON), it counts user time only.
+ * The report's header says which clock it is (sampler_report.c).
  *
  * Handler: it copies the registers and the top of the stack into the ring
  * (sampler_capture.c) and returns; the sampler thread walks the copy
@@ -22,8 +37,12 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +64,23 @@
 
 static timer_t timer;
 static bool armed;
+/* the task clock's event while armed with it, else -1; read by the
+ * handler (atomic): a signal from an event already closed is not ours */
+static int task_clock_fd = -1;
+static enum pl_sample_clock clock_in_use;
+
+/* Our timer's signal, or our task clock's (F_SETSIG: si_code POLL_IN, or
+ * POLL_HUP, si_fd the event's). */
+static bool ours(const siginfo_t *info)
+{
+	int fd;
+
+	if (IS_TIMER(info->si_code))
+		return info->si_value.sival_int == COOKIE;
+	fd = __atomic_load_n(&task_clock_fd, __ATOMIC_RELAXED);
+	return fd >= 0 && (info->si_code == POLL_IN || info->si_code == POLL_HUP) &&
+	       info->si_fd == fd;
+}
 
 static void handler(int sig, siginfo_t *info, void *uc)
 {
@@ -52,7 +88,7 @@ static void handler(int sig, siginfo_t *info, void *uc)
 	struct pl_raw_sample *s;
 
 	(void)sig;
-	if (!IS_TIMER(info->si_code) || info->si_value.sival_int != COOKIE)
+	if (!ours(info))
 		return;
 	s = pl__ring_claim();
 	if (s) {
@@ -89,7 +125,80 @@ long pl__signal_period_ns(uint32_t hz)
 	return 1000000000L / (long)hz;
 }
 
-int pl__signal_arm(pid_t tid, int signo, uint32_t hz)
+/* Whether a seccomp filter is on this process (/proc/self/status's
+ * Seccomp: 2): one may kill it for a system call it does not allow, and
+ * perf_event_open is one sandboxes leave out. Unknown counts as yes. */
+static bool seccomp_filtered(void)
+{
+	char buf[4096];
+	const char *at;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	at = strstr(buf, "\nSeccomp:");
+	if (!at)
+		return false; /* a kernel without seccomp */
+	at += strlen("\nSeccomp:");
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at != '0';
+}
+
+static int open_task_clock(pid_t tid, long period_ns, bool kernel_too)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = (uint64_t)period_ns;
+	a.wakeup_events = 1;
+	a.disabled = 1;
+	a.exclude_kernel = !kernel_too;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* tid's task clock, signalling tid with signo every period_ns of its run
+ * time: 0, or -errno (nothing left open). */
+static int arm_task_clock(pid_t tid, int signo, long period_ns)
+{
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	int fd = open_task_clock(tid, period_ns, true);
+	int err;
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		fd = open_task_clock(tid, period_ns, false);
+		clock_in_use = PL_SAMPLE_CLOCK_TASK_USER;
+	} else {
+		clock_in_use = PL_SAMPLE_CLOCK_TASK;
+	}
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETSIG, signo) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0)
+		goto fail;
+	__atomic_store_n(&task_clock_fd, fd, __ATOMIC_RELAXED);
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		__atomic_store_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
+		goto fail;
+	}
+	return 0;
+fail:
+	err = errno;
+	close(fd);
+	return -err;
+}
+
+int pl__signal_arm(pid_t tid, int signo, uint32_t hz, bool task_clock)
 {
 	struct sigaction old, sa;
 	struct sigevent sev;
@@ -111,6 +220,11 @@ int pl__signal_arm(pid_t tid, int signo, uint32_t hz)
 		if (sigaction(signo, &sa, NULL) < 0)
 			return -errno;
 	}
+	if (task_clock && !seccomp_filtered() && arm_task_clock(tid, signo, period_ns) == 0) {
+		armed = true;
+		return 0;
+	}
+	clock_in_use = PL_SAMPLE_CLOCK_TIMER;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = signo;
@@ -135,7 +249,27 @@ int pl__signal_arm(pid_t tid, int signo, uint32_t hz)
  * meet the default action, which for SIGPROF ends the process. */
 void pl__signal_disarm(void)
 {
-	if (armed)
+	int fd = __atomic_exchange_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
+
+	if (fd >= 0)
+		close(fd);
+	else if (armed)
 		timer_delete(timer);
+	armed = false;
+}
+
+enum pl_sample_clock pl__signal_clock(void)
+{
+	return clock_in_use;
+}
+
+void pl__signal_fork_child(void)
+{
+	/* the parent's event, whose signals go to the parent's thread: let go
+	 * of this copy, and of the timer, which fork does not copy */
+	int fd = __atomic_exchange_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
+
+	if (fd >= 0)
+		close(fd);
 	armed = false;
 }

@@ -136,7 +136,7 @@ static void maybe_arm(void)
 	tid = pl__render_tid();
 	if (tid == 0)
 		return;
-	r = pl__signal_arm(tid, cfg.sample_signal, cfg.sample_hz);
+	r = pl__signal_arm(tid, cfg.sample_signal, cfg.sample_hz, cfg.sample_task_clock);
 	if (r == -EBUSY) {
 		pl__diag("the program handles signal %d itself; the sampler stays off "
 			 "(PERFLINK_SAMPLE_SIGNAL chooses another)", cfg.sample_signal);
@@ -345,6 +345,7 @@ static void fork_child(void)
 {
 	/* no thread and no timer here: the hooks forward and nothing more */
 	pl__sampler_set_on(false);
+	pl__signal_fork_child();
 	/* nor the parent's connection to perflinkd (idempotent: the profiler's
 	 * fork handler may have let go of it already) */
 	pl__report_daemon_fork_child();

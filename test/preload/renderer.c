@@ -4,7 +4,7 @@
  * must count as idle. A worker thread burns CPU too, and a third sleeps,
  * so a sampler that looked at the wrong thread would be caught.
  *
- *   renderer SECONDS [--own-handler]
+ *   renderer SECONDS [--own-handler | --probe-arming | --contended]
  *
  * SECONDS is CPU time of the render thread.
  *
@@ -12,10 +12,13 @@
  * own profiler would. Prints "frames N" and the render thread's CPU
  * milliseconds in each part ("cpu_ms hot_a=A hot_b=B swap=S").
  *
+ * --contended: on CPU 0 with three busy processes (contend(), below).
+ *
  * --probe-arming: after the first frame (its swap names the render thread
- * to the sampler), keep rendering's CPU busy and watch /proc/self/timers
- * for the sampler's timer; prints "armed_ms M" (wall milliseconds from the
- * first swap's return) or "armed_ms none" after 1 s.
+ * to the sampler), keep rendering's CPU busy and watch for the sampler's
+ * clock (a perf event among the fds, or a timer in /proc/self/timers);
+ * prints "armed_ms M" (wall milliseconds from the first swap's return) or
+ * "armed_ms none" after 1 s.
  *
  * Built with -DRENDERER_HOT_STATIC (symbols_renderer, for the
  * preload_sampler_symbols test), hot_a and hot_b are static, as the hot
@@ -23,12 +26,17 @@
  * names them. */
 #include "spin.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 void testswap_set_spin(uint64_t iterations);
 unsigned int eglSwapBuffers(void *dpy, void *surface);
@@ -85,15 +93,43 @@ __attribute__((noinline, noclone)) void render_frame(void)
 	cpu_swap += t3 - t2;
 }
 
-/* Whether this process has a POSIX timer (the sampler's: the program
- * makes none). Needs CONFIG_CHECKPOINT_RESTORE; -1 without the file. */
-static int has_posix_timer(void)
+/* Whether this process has a perf event open (the sampler's task clock:
+ * the program opens none). */
+static int has_perf_event(void)
 {
-	FILE *f = fopen("/proc/self/timers", "r");
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[300], target[64];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			found = strcmp(target, "anon_inode:[perf_event]") == 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the sampler's clock is set: its task clock, or a POSIX timer
+ * (the program makes none), which needs CONFIG_CHECKPOINT_RESTORE to be
+ * seen; -1 when neither is there and timers cannot be seen. */
+static int has_sampling_clock(void)
+{
+	FILE *f;
 	char line[128];
 	int found = 0;
 
-	if (!f)
+	if (has_perf_event())
+		return 1;
+	if (!(f = fopen("/proc/self/timers", "r")))
 		return -1;
 	while (!found && fgets(line, sizeof(line), f))
 		found = strncmp(line, "ID:", 3) == 0;
@@ -106,7 +142,7 @@ static void probe_first_swap(void)
 	double t0 = now_s(CLOCK_MONOTONIC), t = t0;
 
 	for (; t - t0 < 1.0; t = now_s(CLOCK_MONOTONIC)) {
-		int h = has_posix_timer();
+		int h = has_sampling_clock();
 
 		if (h != 0) {
 			armed_ms = h > 0 ? (t - t0) * 1e3 : -2;
@@ -176,20 +212,64 @@ static void own_handler(int sig)
 	(void)sig;
 }
 
+/* --contended: the process on CPU 0 with HOGS busy processes of the same
+ * priority, as on a device whose CPU other work wants: the render thread
+ * then runs in slices that the scheduler ends at its tick. */
+#define HOGS 3
+static pid_t hogs[HOGS];
+
+static int contend(void)
+{
+	cpu_set_t cpu0;
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0) < 0)
+		return -1;
+	for (int i = 0; i < HOGS; i++) {
+		hogs[i] = fork(); /* pinned as the parent is */
+		if (hogs[i] < 0)
+			return -1;
+		if (hogs[i] == 0) {
+			for (;;)
+				sink = spin(1000000, sink);
+		}
+	}
+	return 0;
+}
+
+static void end_contention(void)
+{
+	for (int i = 0; i < HOGS; i++) {
+		if (hogs[i] > 0) {
+			kill(hogs[i], SIGKILL);
+			waitpid(hogs[i], NULL, 0);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t render, worker, sleeper;
 	double seconds;
+	bool contended;
 
 	if (argc < 2 || (seconds = atof(argv[1])) <= 0) {
-		fprintf(stderr, "usage: renderer SECONDS [--own-handler]\n");
+		fprintf(stderr, "usage: renderer SECONDS [--own-handler | --probe-arming | "
+				"--contended]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "--own-handler") == 0)
 		signal(SIGPROF, own_handler);
 	probe_arming = argc > 2 && strcmp(argv[2], "--probe-arming") == 0;
+	contended = argc > 2 && strcmp(argv[2], "--contended") == 0;
 	calibrate();
 	testswap_set_spin(per_ms);
+	if (contended && contend() < 0) {
+		perror("renderer: --contended");
+		end_contention();
+		return 1;
+	}
 	if (pthread_create(&worker, NULL, worker_main, NULL) != 0 ||
 	    pthread_create(&sleeper, NULL, sleeper_main, NULL) != 0 ||
 	    pthread_create(&render, NULL, render_main, &seconds) != 0) {
@@ -201,6 +281,7 @@ int main(int argc, char **argv)
 	pthread_join(render, NULL);
 	pthread_join(worker, NULL);
 	pthread_join(sleeper, NULL);
+	end_contention();
 	printf("frames %lu\n", frames);
 	printf("cpu_ms hot_a=%.0f hot_b=%.0f swap=%.0f\n", cpu_a * 1e3, cpu_b * 1e3, cpu_swap * 1e3);
 	if (probe_arming && armed_ms >= 0)
