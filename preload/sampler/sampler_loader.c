@@ -2,6 +2,7 @@
  * sampler is asked for, and forward the sampler's entry points to it. */
 #include "diag.h"
 #include "dormant.h"
+#include "own_fds.h"
 #include "report_daemon.h"
 #include "sampler.h"
 #include "sampler_module.h"
@@ -28,6 +29,8 @@ static const struct pl_sampler_host host = {
 	.report_daemon_send = pl__report_daemon_send,
 	.report_daemon_line_max = pl__report_daemon_line_max,
 	.report_daemon_fork_child = pl__report_daemon_fork_child,
+	.own_fd_watch = pl__own_fd_watch,
+	.own_fd = pl__own_fd,
 };
 
 /* PL_SAMPLER_MODULE_NAME in the shim's own directory: the module is

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define PL_SAMPLER_MODULE_ABI 1
+#define PL_SAMPLER_MODULE_ABI 2
 #define PL_SAMPLER_MODULE_NAME "libperflink-sampler.so"
 #define PL_SAMPLER_MODULE_ENTRY "pl_sampler_module_load"
 
@@ -44,6 +44,8 @@ struct pl_sampler_host {
 	bool (*report_daemon_send)(const char *json_line);
 	size_t (*report_daemon_line_max)(void);
 	void (*report_daemon_fork_child)(void);
+	void (*own_fd_watch)(int fd, bool mine);
+	bool (*own_fd)(int fd);
 };
 
 /* What the module does for the shim: sampler.h's "sampler proper". */

@@ -3,6 +3,7 @@
  * host table. */
 #include "report_daemon.h"
 #include "sampler.h"
+#include "own_fds.h"
 #include "sampler_module.h"
 
 #include <fcntl.h>
@@ -69,6 +70,16 @@ size_t pl__report_daemon_line_max(void)
 void pl__report_daemon_fork_child(void)
 {
 	host->report_daemon_fork_child();
+}
+
+void pl__own_fd_watch(int fd, bool mine)
+{
+	host->own_fd_watch(fd, mine);
+}
+
+bool pl__own_fd(int fd)
+{
+	return host->own_fd(fd);
 }
 
 /* The real open and close, read from the shim's table at each call: the

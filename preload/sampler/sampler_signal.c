@@ -35,13 +35,14 @@
  * its own. */
 #include "sampler.h"
 #include "diag.h"
+#include "own_fds.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,12 +134,12 @@ static bool seccomp_filtered(void)
 	char buf[4096];
 	const char *at;
 	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = pl__real.open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return true;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	pl__real.close(fd);
 	if (n <= 0)
 		return true;
 	buf[n] = '\0';
@@ -161,10 +162,22 @@ static int open_task_clock(pid_t tid, long period_ns, bool kernel_too)
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = (uint64_t)period_ns;
 	a.wakeup_events = 1;
-	a.disabled = 1;
+	/* counting from now: its overflows signal no one until O_ASYNC is
+	 * set, and so no ioctl is needed (the profiler times the program's) */
 	a.exclude_kernel = !kernel_too;
 	a.exclude_hv = 1;
 	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The event's fd is one of the shim's own (own_fds.h): a program that
+ * closes every descriptor it did not open leaves it alone, and one that
+ * takes its number with dup2 has it forgotten here, and not closed. */
+static void close_task_clock(int fd)
+{
+	if (fd >= 0 && pl__own_fd(fd)) {
+		pl__own_fd_watch(fd, false);
+		pl__real.close(fd);
+	}
 }
 
 /* tid's task clock, signalling tid with signo every period_ns of its run
@@ -183,19 +196,16 @@ static int arm_task_clock(pid_t tid, int signo, long period_ns)
 	}
 	if (fd < 0)
 		return -errno;
-	if (fcntl(fd, F_SETSIG, signo) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
-	    fcntl(fd, F_SETFL, O_ASYNC) < 0)
-		goto fail;
+	pl__own_fd_watch(fd, true);
 	__atomic_store_n(&task_clock_fd, fd, __ATOMIC_RELAXED);
-	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	if (fcntl(fd, F_SETSIG, signo) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0) {
+		err = errno;
 		__atomic_store_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
-		goto fail;
+		close_task_clock(fd);
+		return -err;
 	}
 	return 0;
-fail:
-	err = errno;
-	close(fd);
-	return -err;
 }
 
 int pl__signal_arm(pid_t tid, int signo, uint32_t hz, bool task_clock)
@@ -252,7 +262,7 @@ void pl__signal_disarm(void)
 	int fd = __atomic_exchange_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
 
 	if (fd >= 0)
-		close(fd);
+		close_task_clock(fd);
 	else if (armed)
 		timer_delete(timer);
 	armed = false;
@@ -267,9 +277,6 @@ void pl__signal_fork_child(void)
 {
 	/* the parent's event, whose signals go to the parent's thread: let go
 	 * of this copy, and of the timer, which fork does not copy */
-	int fd = __atomic_exchange_n(&task_clock_fd, -1, __ATOMIC_RELAXED);
-
-	if (fd >= 0)
-		close(fd);
+	close_task_clock(__atomic_exchange_n(&task_clock_fd, -1, __ATOMIC_RELAXED));
 	armed = false;
 }

@@ -4,7 +4,7 @@
  * must count as idle. A worker thread burns CPU too, and a third sleeps,
  * so a sampler that looked at the wrong thread would be caught.
  *
- *   renderer SECONDS [--own-handler | --probe-arming | --contended]
+ *   renderer SECONDS [--own-handler | --probe-arming | --contended | --close-all]
  *
  * SECONDS is CPU time of the render thread.
  *
@@ -13,6 +13,10 @@
  * milliseconds in each part ("cpu_ms hot_a=A hot_b=B swap=S").
  *
  * --contended: on CPU 0 with three busy processes (contend(), below).
+ *
+ * --close-all: 0.3 s in, close every descriptor above stderr, as a daemon
+ * does; prints "perf_event_after_close_all yes" when a perf event (the
+ * sampler's task clock) is still open after it.
  *
  * --probe-arming: after the first frame (its swap names the render thread
  * to the sampler), keep rendering's CPU busy and watch for the sampler's
@@ -252,17 +256,18 @@ int main(int argc, char **argv)
 {
 	pthread_t render, worker, sleeper;
 	double seconds;
-	bool contended;
+	bool contended, close_all;
 
 	if (argc < 2 || (seconds = atof(argv[1])) <= 0) {
 		fprintf(stderr, "usage: renderer SECONDS [--own-handler | --probe-arming | "
-				"--contended]\n");
+				"--contended | --close-all]\n");
 		return 2;
 	}
 	if (argc > 2 && strcmp(argv[2], "--own-handler") == 0)
 		signal(SIGPROF, own_handler);
 	probe_arming = argc > 2 && strcmp(argv[2], "--probe-arming") == 0;
 	contended = argc > 2 && strcmp(argv[2], "--contended") == 0;
+	close_all = argc > 2 && strcmp(argv[2], "--close-all") == 0;
 	calibrate();
 	testswap_set_spin(per_ms);
 	if (contended && contend() < 0) {
@@ -278,12 +283,23 @@ int main(int argc, char **argv)
 	}
 	pthread_setname_np(render, "render");
 	pthread_setname_np(worker, "worker");
+	if (close_all) {
+		/* as a daemon does: every descriptor above stderr closed, once
+		 * the sampler has started (within 15 ms of the first swap) */
+		struct timespec settle = { 0, 300000000 };
+
+		nanosleep(&settle, NULL);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	}
 	pthread_join(render, NULL);
 	pthread_join(worker, NULL);
 	pthread_join(sleeper, NULL);
 	end_contention();
 	printf("frames %lu\n", frames);
 	printf("cpu_ms hot_a=%.0f hot_b=%.0f swap=%.0f\n", cpu_a * 1e3, cpu_b * 1e3, cpu_swap * 1e3);
+	if (close_all)
+		printf("perf_event_after_close_all %s\n", has_perf_event() ? "yes" : "no");
 	if (probe_arming && armed_ms >= 0)
 		printf("armed_ms %.1f\n", armed_ms);
 	else if (probe_arming)

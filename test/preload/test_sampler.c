@@ -279,10 +279,25 @@ static void shares_of_run(const char *label, const char *seconds, const char *fl
  * keeps them on a CPU of its own and says so in the header. */
 static void test_clock(void)
 {
+	char env_lib[300];
+	const char *env[] = { env_lib, "PERFLINK_SAMPLE=1", "PERFLINK_SAMPLE_HZ=997",
+			      "PERFLINK_SAMPLE_OUT=/dev/null", NULL };
+	struct h_run r;
+
 	shares_of_run("contended, task clock", "3", "--contended", "PERFLINK_SAMPLE_CLOCK=auto",
 		      NULL, 2000);
 	shares_of_run("PERFLINK_SAMPLE_CLOCK=timer", "3", NULL, "PERFLINK_SAMPLE_CLOCK=timer",
 		      ", on the CPU-time timer (tick-checked)", 500);
+	/* the task clock's event is a descriptor, which a daemon's close of
+	 * every one it did not open must leave alone (own_fds.h) */
+	snprintf(env_lib, sizeof(env_lib), "LD_PRELOAD=%s", preload_lib);
+	TAP_OK(run(&r, "1", "--close-all", env) == 0 && r.status == 0 &&
+		       strstr(r.out, "perf_event_after_close_all yes") != NULL,
+	       "a program that closes every descriptor above stderr leaves the task clock open: %s",
+	       h_oneline(r.out));
+	h_run_free(&r);
+	shares_of_run("closing every descriptor", "2", "--close-all", "PERFLINK_SAMPLE_CLOCK=auto",
+		      NULL, 1500);
 }
 
 static void test_rotation(void)
