@@ -584,7 +584,8 @@ static void remember_sys(struct pl_tracer *t, double mono, const struct pl_tsys_
 /* The system files, and the D watch steered by the machine's switch rate:
  * with the watch, procs_blocked is not needed, and /proc/stat (20-27 us on
  * the test VM under a stall load) is read only to count switches, every
- * STEER_TICKS ticks, where the kernel has both ways. */
+ * STEER_TICKS ticks, where the kernel has both ways (and with --cost-split
+ * under the switch watch alone, for the switches it was attached over). */
 static void read_sys(struct pl_tracer *t, int rootfd, bool keep, struct pl_tsys_sample *s)
 {
 	struct pl_dwatch *w = &t->procs.dwatch;

@@ -305,11 +305,12 @@ struct pl_tprocs {
 	uint64_t births_deferred, births_unopened;
 };
 
-/* Was p read this tick (and is it in touched)? Only then are its tick's
- * results this tick's: one the pass went by keeps its last reading's. */
 /* A process's /proc/PID/wchan into tp->scratch, through a kept fd: the
  * length, or -errno (gone, or not readable). */
 ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p);
+
+/* Was p read this tick (and is it in touched)? Only then are its tick's
+ * results this tick's: one the pass went by keeps its last reading's. */
 static inline bool pl__tproc_read_now(const struct pl_tprocs *tp, const struct pl_tproc *p)
 {
 	return p->touch_tick == tp->tick;

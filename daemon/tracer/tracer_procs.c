@@ -1330,9 +1330,9 @@ bool pl__dirty_balance_add(int64_t *balance, int64_t dirtied, int64_t found)
  * excess (dirtied less found) must be over the slack, and over it at the
  * tick before as well, and not fallen to under a quarter since; or at once
  * when both the balance and the tick's excess are over the larger of a MB
- * and a quarter of what the tick dirtied. What this leaves out, beside the in-place dd
- * of the bench's stall load (800 MB a tick at memory speed; the writer and
- * vmstat read 5 ms apart when the tracer is preempted: 40 MB):
+ * and a quarter of what the tick dirtied. What this leaves out, beside the
+ * in-place dd of the bench's stall load (800 MB a tick at memory speed; the
+ * writer and vmstat read 5 ms apart when the tracer is preempted: 40 MB):
  *  - an excess carried from a skew, that the writer's next reading does
  *    not take back when it has stopped writing (a dd round ended);
  *  - a journal's 50-110 KiB a tick after a skew's tick, or after a sweep.

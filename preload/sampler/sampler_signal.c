@@ -128,7 +128,8 @@ long pl__signal_period_ns(uint32_t hz)
 
 /* Whether a seccomp filter is on this process (/proc/self/status's
  * Seccomp: 2): one may kill it for a system call it does not allow, and
- * perf_event_open is one sandboxes leave out. Unknown counts as yes. */
+ * perf_event_open is one sandboxes leave out. Unknown (the file unread, or
+ * cut at the buffer before the line) counts as yes. */
 static bool seccomp_filtered(void)
 {
 	char buf[4096];
@@ -144,8 +145,8 @@ static bool seccomp_filtered(void)
 		return true;
 	buf[n] = '\0';
 	at = strstr(buf, "\nSeccomp:");
-	if (!at)
-		return false; /* a kernel without seccomp */
+	if (!at) /* a kernel without seccomp, unless the read was cut short */
+		return (size_t)n == sizeof(buf) - 1;
 	at += strlen("\nSeccomp:");
 	while (*at == ' ' || *at == '\t')
 		at++;

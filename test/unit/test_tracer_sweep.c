@@ -274,38 +274,36 @@ static bool under_emulator(void)
 	return w && *w;
 }
 
-/* /proc/PID/wchan as a path open reads it now. */
-static bool wchan_now(int pid, char *buf, size_t cap)
+/* /proc/PID/wchan as a path open reads it now: the project's one-shot
+ * reader, its buffer for the caller to free. */
+static bool wchan_now(int pid, struct pl_procfile *pf)
 {
 	char path[48];
-	FILE *f;
-	bool ok;
 
 	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	ok = fgets(buf, (int)cap, f) != NULL;
-	fclose(f);
-	return ok;
+	return pl__procfile_read_once(pf, AT_FDCWD, path) > 0;
 }
 
 /* p in its vfork wait: the wchan a victim's D samples read comes through
  * one fd kept open, and each read is the kernel's answer of the moment. */
 static void wchan_kept(struct pl_tproc *p)
 {
-	char now[128] = "", in_d[128] = "";
+	struct pl_procfile now = PL_PROCFILE_INIT, in_d = PL_PROCFILE_INIT;
 	int fd;
 
-	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd >= 0 &&
-		       wchan_now(p->pid, now, sizeof(now)) && strcmp(tp.scratch.buf, now) == 0,
-	       "in its vfork wait, its wchan is read through an fd kept open: %s", now);
-	snprintf(in_d, sizeof(in_d), "%s", now);
+	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd >= 0 && wchan_now(p->pid, &in_d) &&
+		       strcmp(tp.scratch.buf, in_d.buf) == 0,
+	       "in its vfork wait, its wchan is read through an fd kept open: %s",
+	       in_d.buf ? in_d.buf : "");
 	fd = p->wchan_fd;
 	wait_state(p->pid, 'S'); /* the child exited: on the pipe now */
-	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd == fd &&
-		       wchan_now(p->pid, now, sizeof(now)) && strcmp(tp.scratch.buf, now) == 0 &&
-		       strcmp(now, in_d) != 0,
-	       "asleep on its pipe, the same fd reads where it sleeps now: %s", now);
+	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd == fd && wchan_now(p->pid, &now) &&
+		       strcmp(tp.scratch.buf, now.buf) == 0 && in_d.buf &&
+		       strcmp(now.buf, in_d.buf) != 0,
+	       "asleep on its pipe, the same fd reads where it sleeps now: %s",
+	       now.buf ? now.buf : "");
+	pl__procfile_free(&now);
+	pl__procfile_free(&in_d);
 }
 
 static void test_vfork_parent(void)
