@@ -107,10 +107,11 @@ static void cost_split(const struct pl_tracer_stats *st)
 			(double)c->reads / ticks, (double)c->read_ns / 1e3 / ticks);
 	}
 	fprintf(stderr,
-		"perflink trace: cost d_watch %s at the end (%llu scans, %llu changes), %.1f "
+		"perflink trace: cost d_watch %s at the end (%llu scans, %llu walked, %llu changes), %.1f "
 		"notes/tick, %llu overflows, its BPF program %.1f us/tick in the tasks switching, "
 		"attached %llu ticks with %.0f context switches/tick\n",
 		st->d_watch_kind ? st->d_watch_kind : "off", (unsigned long long)st->d_scans,
+		(unsigned long long)st->d_walks,
 		(unsigned long long)st->d_steers, (double)st->d_notes / ticks,
 		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks,
 		(unsigned long long)st->d_switch_ticks,

@@ -193,22 +193,13 @@ int pl__btf_find(const struct pl_btf *b, const char *name, unsigned kind)
 	return -ENOENT;
 }
 
-/* The size of a whole-byte integer, enum or pointer that id is (through
- * typedefs and qualifiers), or 0. */
-static uint32_t scalar_size(const struct pl_btf *b, uint32_t id)
+/* id through typedefs and qualifiers (0 when there are too many) */
+static uint32_t unqualified(const struct pl_btf *b, uint32_t id)
 {
 	for (int hops = 0; hops < 16 && id > 0 && id < b->ntypes; hops++) {
 		struct btf_type t = type_of(b, id);
-		uint32_t enc;
 
 		switch (BTF_INFO_KIND(t.info)) {
-		case BTF_KIND_INT:
-			memcpy(&enc, b->types + b->type_at[id] + sizeof(t), sizeof(enc));
-			return BTF_INT_OFFSET(enc) == 0 && BTF_INT_BITS(enc) == t.size * 8 ? t.size : 0;
-		case BTF_KIND_ENUM:
-			return t.size;
-		case BTF_KIND_PTR:
-			return sizeof(void *);
 		case BTF_KIND_TYPEDEF:
 		case BTF_KIND_VOLATILE:
 		case BTF_KIND_CONST:
@@ -217,15 +208,39 @@ static uint32_t scalar_size(const struct pl_btf *b, uint32_t id)
 			id = t.type;
 			break;
 		default:
-			return 0;
+			return id;
 		}
 	}
 	return 0;
 }
 
+/* The size of a whole-byte integer, enum or pointer that id is (through
+ * typedefs and qualifiers), or 0. */
+static uint32_t scalar_size(const struct pl_btf *b, uint32_t id)
+{
+	struct btf_type t;
+	uint32_t enc;
+
+	if ((id = unqualified(b, id)) == 0)
+		return 0;
+	t = type_of(b, id);
+	switch (BTF_INFO_KIND(t.info)) {
+	case BTF_KIND_INT:
+		memcpy(&enc, b->types + b->type_at[id] + sizeof(t), sizeof(enc));
+		return BTF_INT_OFFSET(enc) == 0 && BTF_INT_BITS(enc) == t.size * 8 ? t.size : 0;
+	case BTF_KIND_ENUM:
+		return t.size;
+	case BTF_KIND_PTR:
+		return sizeof(void *);
+	default:
+		return 0;
+	}
+}
+
 static int member_in(const struct pl_btf *b, uint32_t id, const char *name, uint32_t base,
 		     int depth, uint32_t *offset, uint32_t *size)
 {
+	const char *dot = strchr(name, '.');
 	struct btf_type t;
 	uint32_t kind;
 
@@ -249,7 +264,14 @@ static int member_in(const struct pl_btf *b, uint32_t id, const char *name, uint
 		if (m.name_off == 0) {
 			if (member_in(b, m.type, name, base + bits / 8, depth + 1, offset, size) == 0)
 				return 0;
-		} else if ((n = str_at(b, m.name_off)) && strcmp(n, name) == 0) {
+		} else if (!(n = str_at(b, m.name_off))) {
+			continue;
+		} else if (dot) {
+			/* "se.cfs_rq": a member of the structure member se */
+			if (strlen(n) == (size_t)(dot - name) && memcmp(n, name, strlen(n)) == 0)
+				return member_in(b, unqualified(b, m.type), dot + 1, base + bits / 8,
+						 depth + 1, offset, size);
+		} else if (strcmp(n, name) == 0) {
 			uint32_t sz = scalar_size(b, m.type);
 
 			if (sz == 0 || base + bits / 8 > UINT32_MAX - sz)

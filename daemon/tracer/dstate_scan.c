@@ -21,6 +21,26 @@
  * the bully's history are read whole (stat too), since their block-I/O
  * delay may have grown unseen (tracer_procs.c, io_tells_all).
  *
+ * The gate: most ticks under a stall load, the leaders in D are the ones
+ * the tracer already reads (a writer throttled in balance_dirty_pages, a
+ * victim in its fsync). So a run first sums the runqueues' count of tasks
+ * blocked in D (nr_uninterruptible, threads included, what the load
+ * average counts) and looks up the candidates the caller gives (by pid,
+ * bpf_task_from_pid): when those in D and off their CPU are as many as the
+ * runqueues count, they are all there are, and the walk is skipped. On the
+ * test VM under the bench's stall load, 90-93% of the runs: the d_watch
+ * phase went from 58 to 23 us a tick (what is left is mostly the bpf(2)
+ * call itself, ~15 us with cold caches, as an empty program's run costs).
+ * What it gives up: a task shows D from the moment it sets its state, and
+ * is counted blocked only once it is off its runqueue; one preempted in
+ * between (a vfork parent, by the child it has just woken) is named at
+ * the first run after it sleeps, the next tick at worst. The runqueues are
+ * reached from a task (se.cfs_rq->tg->cfs_rq[cpu]->rq: a kernel with
+ * CONFIG_FAIR_GROUP_SCHED), as their per-CPU symbol is given to BPF only
+ * by kernels built with CONFIG_KALLSYMS_ALL, which the test VM's is not.
+ * A kernel without them, or a verifier that refuses the gate, has the walk
+ * every time.
+ *
  * The program is a syscall one (BPF_PROG_TYPE_SYSCALL), run on demand by
  * one bpf(BPF_PROG_TEST_RUN): a task iterator program would cost a new
  * file at each run (BPF_ITER_CREATE, a seq_file read, a close: 20-35 us a
@@ -31,7 +51,9 @@
 #include "dstate_scan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,13 +64,32 @@
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_NOLOAD 0x400
 #define ITER_STACK (-24) /* struct bpf_iter_task: 3 u64, 8-aligned */
-/* The map's one value: how many, whether there were more, the tgids. */
+#define READ_STACK (-32) /* what bpf_probe_read_kernel reads into */
+#define CPUS_MAX 1024    /* more possible CPUs: no gate */
+/* The map's one value, in 32-bit words: how many named, whether there were
+ * more, whether the list was walked (else the candidates in D are the
+ * answer), the candidates given and how many, then the tgids named. */
+#define W_COUNT 0
+#define W_OVERFLOW 1
+#define W_WALKED 2
+#define W_NCAND 3
+#define W_BLOCKED 4 /* the gate's count of tasks blocked in D, */
+#define W_COUNTED 5 /* and of candidates blocked in D */
+#define W_CAND 6
+#define W_TGIDS (W_CAND + PL_DSCAN_CAND_MAX)
 #define ROOM 4096
-#define VALUE_SIZE (4 * (2 + ROOM))
+#define VALUE_SIZE (4 * (W_TGIDS + ROOM))
 
 struct scan_btf {
 	int k_new, k_next, k_destroy, k_lock, k_unlock;
 	uint32_t state_off, tgid_off;
+	/* the gate: */
+	bool gate;
+	int k_from_pid, k_release;
+	uint32_t on_cpu_off;                       /* 0: none (a kernel without SMP) */
+	uint32_t se_cfs_rq_off, cfs_rq_tg_off, tg_cfs_rq_off, cfs_rq_rq_off, nr_unint_off;
+	uint32_t nr_unint_size;
+	unsigned cpus;                             /* possible CPUs: tg->cfs_rq's length */
 };
 
 /* A member of structure id of the size the program loads. */
@@ -59,6 +100,66 @@ static bool member(const struct pl_btf *b, int id, const char *name, uint32_t wa
 	return pl__btf_member(b, id, name, off, &size) == 0 && size == want;
 }
 
+/* nr_cpu_ids: one more than the last CPU of /sys/devices/system/cpu/possible
+ * ("0-3", "0"), or 0. */
+static unsigned possible_cpus(void)
+{
+	char buf[256];
+	const char *last;
+	ssize_t n;
+	unsigned long v;
+	char *end;
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	last = buf;
+	for (const char *c = buf; *c; c++) {
+		if (*c == ',' || *c == '-')
+			last = c + 1;
+	}
+	errno = 0;
+	v = strtoul(last, &end, 10);
+	if (errno || end == last || v >= CPUS_MAX)
+		return 0;
+	return (unsigned)v + 1;
+}
+
+/* The gate's types: the runqueues' count of tasks blocked in D, reached
+ * from a task through its fair-class runqueue (se.cfs_rq), the root group
+ * of that (tg), the group's runqueue on each CPU (tg->cfs_rq[cpu]) and
+ * the CPU's runqueue (->rq): a kernel with CONFIG_FAIR_GROUP_SCHED. The
+ * per-CPU variable itself (runqueues) needs the kernel's symbols, which
+ * kernels built without CONFIG_KALLSYMS_ALL (the test VM's) do not give a
+ * BPF program. false: no gate, a walk every time. */
+static bool find_gate_btf(const struct pl_btf *b, struct scan_btf *s, int task)
+{
+	uint32_t size;
+	int cfs_rq = pl__btf_find(b, "cfs_rq", PL_BTF_STRUCT);
+	int tg = pl__btf_find(b, "task_group", PL_BTF_STRUCT);
+	int rq = pl__btf_find(b, "rq", PL_BTF_STRUCT);
+
+	s->k_from_pid = pl__btf_find(b, "bpf_task_from_pid", PL_BTF_FUNC);
+	s->k_release = pl__btf_find(b, "bpf_task_release", PL_BTF_FUNC);
+	if (!member(b, task, "on_cpu", 4, &s->on_cpu_off))
+		s->on_cpu_off = 0;
+	if (s->k_from_pid <= 0 || s->k_release <= 0 ||
+	    !member(b, task, "se.cfs_rq", sizeof(void *), &s->se_cfs_rq_off) ||
+	    !member(b, cfs_rq, "tg", sizeof(void *), &s->cfs_rq_tg_off) ||
+	    !member(b, tg, "cfs_rq", sizeof(void *), &s->tg_cfs_rq_off) ||
+	    !member(b, cfs_rq, "rq", sizeof(void *), &s->cfs_rq_rq_off) ||
+	    pl__btf_member(b, rq, "nr_uninterruptible", &s->nr_unint_off, &size) < 0 ||
+	    (size != 4 && size != 8))
+		return false;
+	s->nr_unint_size = size;
+	return (s->cpus = possible_cpus()) > 0;
+}
+
 /* -ENOENT: a kernel without the task iterator kfuncs (before 6.7) or
  * whose types are not as this program reads them. Each name is looked up
  * once: a look-up walks the ~125,000 types of vmlinux. */
@@ -67,6 +168,7 @@ static int find_btf(struct scan_btf *s)
 	struct pl_btf b;
 	int err, task;
 
+	memset(s, 0, sizeof(*s));
 	if ((err = pl__btf_load(&b, "/sys/kernel/btf/vmlinux")) < 0)
 		return err;
 	s->k_new = pl__btf_find(&b, "bpf_iter_task_new", PL_BTF_FUNC);
@@ -80,6 +182,8 @@ static int find_btf(struct scan_btf *s)
 			      member(&b, task, "tgid", 4, &s->tgid_off)
 		      ? 0
 		      : -ENOENT;
+	if (err == 0)
+		s->gate = find_gate_btf(&b, s, task);
 	pl__btf_free(&b);
 	return err;
 }
@@ -89,25 +193,55 @@ static int16_t off16(uint32_t v)
 	return v > INT16_MAX ? INT16_MAX : (int16_t)v; /* the verifier refuses a wrong one */
 }
 
-/* An assembler with forward jumps to labels, patched at the end. */
-enum label { LOOP, ROOM_LEFT, DONE, N_LABELS };
+/* An assembler with forward and backward jumps to labels, patched at the
+ * end. */
+enum label {
+	LOOP, ROOM_LEFT, DONE, CPU_LOOP, CPU_NEXT, CPU_DONE, CAND_LOOP, CAND_NEXT, RELEASE,
+	CAND_DONE, N_LABELS
+};
 struct prog {
-	struct bpf_insn insn[48];
+	struct bpf_insn insn[192];
 	size_t n, n_jumps;
-	size_t at[N_LABELS], jump_insn[8];
-	enum label jump_to[8];
+	size_t at[N_LABELS], jump_insn[24];
+	enum label jump_to[24];
+	bool cut;
 };
 
+#define PROG_ROOM (sizeof(((struct prog *)0)->insn) / sizeof(struct bpf_insn))
+#define JUMPS_ROOM (sizeof(((struct prog *)0)->jump_insn) / sizeof(size_t))
+
+/* Past the room, the program is cut (and refused at load: no exit). */
 static void op(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
-	p->insn[p->n++] = pl__insn(code, dst, src, off, imm);
+	if (p->n < PROG_ROOM)
+		p->insn[p->n++] = pl__insn(code, dst, src, off, imm);
+	else
+		p->cut = true;
+}
+
+/* A branch to a label: on dst against imm, or against register src with
+ * BPF_X in code. */
+static void branch(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int32_t imm,
+		   enum label to)
+{
+	if (p->n_jumps == JUMPS_ROOM) {
+		p->cut = true;
+		return;
+	}
+	p->jump_insn[p->n_jumps] = p->n;
+	p->jump_to[p->n_jumps++] = to;
+	op(p, BPF_JMP | code, dst, src, 0, imm);
 }
 
 static void jump(struct prog *p, uint8_t code, uint8_t dst, int32_t imm, enum label to)
 {
-	p->jump_insn[p->n_jumps] = p->n;
-	p->jump_to[p->n_jumps++] = to;
-	op(p, BPF_JMP | code, dst, 0, 0, imm);
+	branch(p, code, dst, 0, imm, to);
+}
+
+/* the same, comparing dst with register src */
+static void jump_reg(struct prog *p, uint8_t code, uint8_t dst, uint8_t src, enum label to)
+{
+	branch(p, code | BPF_X, dst, src, 0, to);
 }
 
 static void kfunc(struct prog *p, int id)
@@ -122,21 +256,125 @@ static void iter_arg(struct prog *p)
 	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, ITER_STACK);
 }
 
-/* The program: r6 = the map's value; count and overflow to 0; walk the
- * leaders; each in D (and not TASK_NOLOAD, an idle kernel thread's) goes
- * to tgids[count++] while there is room, else overflow = 1. */
+/* dst = the size bytes at kernel address src + add (0 where the read
+ * faults), through bpf_probe_read_kernel: the pointers past the task are
+ * not typed for a direct load (tg->cfs_rq is an array of pointers).
+ * Clobbers r0-r5. */
+static void kread(struct prog *p, uint8_t dst, uint8_t src, uint32_t add, uint32_t size)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 3, src, 0, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, (int32_t)add);
+	op(p, BPF_ST | BPF_MEM | BPF_DW, 10, 0, READ_STACK, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, READ_STACK);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)size);
+	op(p, BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_kernel);
+	op(p, BPF_LDX | BPF_MEM | (size == 4 ? BPF_W : BPF_DW), dst, 10, READ_STACK, 0);
+}
+
+/* The gate, after the iterator's first task (init_task, never in D) is in
+ * r0: r9 = the tasks blocked in D on all runqueues, then each candidate
+ * in D named, and counted if it is off the CPU (one in D on its CPU has
+ * not been counted by its runqueue yet). As many counted as blocked: they
+ * are all the leaders in D (DONE, not walked); else the list is emptied
+ * for the walk. r6 = the value; r7-r9 are kept across calls. */
+static void assemble_gate(struct prog *p, const struct scan_btf *s)
+{
+	kread(p, 0, 0, s->se_cfs_rq_off, 8);
+	kread(p, 0, 0, s->cfs_rq_tg_off, 8);
+	kread(p, 8, 0, s->tg_cfs_rq_off, 8); /* r8 = tg->cfs_rq */
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 9, 0, 0, 0);
+	p->at[CPU_LOOP] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, (int32_t)s->cpus, CPU_DONE);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 0, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 0, 0, 0, 3);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 0, 8, 0, 0);
+	kread(p, 0, 0, 0, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT);
+	kread(p, 0, 0, s->cfs_rq_rq_off, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT);
+	kread(p, 0, 0, s->nr_unint_off, s->nr_unint_size);
+	/* per CPU the count can go below 0 (blocked on one, woken on another):
+	 * the sum is right in 32 bits, as the kernel's nr_uninterruptible() */
+	op(p, BPF_ALU | BPF_ADD | BPF_X, 9, 0, 0, 0);
+	p->at[CPU_NEXT] = p->n;
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	jump(p, BPF_JA, 0, 0, CPU_LOOP);
+	p->at[CPU_DONE] = p->n;
+	/* r7 = the candidate's index, r8 = how many counted */
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 8, 0, 0, 0);
+	p->at[CAND_LOOP] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, PL_DSCAN_CAND_MAX, CAND_DONE);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_NCAND, 0);
+	jump_reg(p, BPF_JGE, 7, 1, CAND_DONE);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 1, 6, 0, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, 4 * W_CAND, 0); /* r1 = its pid */
+	op(p, BPF_STX | BPF_MEM | BPF_W, 10, 1, READ_STACK, 0);
+	kfunc(p, s->k_from_pid);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, CAND_NEXT);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0); /* what to release */
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
+	op(p, BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
+	jump(p, BPF_JNE | BPF_K, 2, TASK_UNINTERRUPTIBLE, RELEASE);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4 * W_COUNT, 0);
+	jump(p, BPF_JGE | BPF_K, 3, ROOM, RELEASE);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 5, 10, READ_STACK, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 5, 4 * W_TGIDS, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 4 * W_COUNT, 0);
+	if (s->on_cpu_off) {
+		op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->on_cpu_off), 0);
+		jump(p, BPF_JNE | BPF_K, 2, 0, RELEASE);
+	}
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, 1);
+	p->at[RELEASE] = p->n;
+	kfunc(p, s->k_release);
+	p->at[CAND_NEXT] = p->n;
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	jump(p, BPF_JA, 0, 0, CAND_LOOP);
+	p->at[CAND_DONE] = p->n;
+	/* as many off the CPU in D as the runqueues count blocked (signed: a
+	 * racy sum may dip below 0): done */
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 9, 4 * W_BLOCKED, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 8, 4 * W_COUNTED, 0);
+	op(p, BPF_ALU | BPF_MOV | BPF_X, 9, 9, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 9, 0, 0, 32);
+	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, 9, 0, 0, 32);
+	jump_reg(p, BPF_JSLE, 9, 8, DONE);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_COUNT, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_WALKED, 1);
+}
+
+/* The program: r6 = the map's value; count, overflow and walked to 0; with
+ * the gate, the count of blocked tasks against the candidates (above);
+ * walk the leaders; each in D (and not TASK_NOLOAD, an idle kernel
+ * thread's) goes to tgids[count++] while there is room, else overflow = 1. */
 static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 {
 	memset(p, 0, sizeof(*p));
 	op(p, BPF_LD | BPF_DW | BPF_IMM, 6, BPF_PSEUDO_MAP_VALUE, 0, map_fd);
 	op(p, 0, 0, 0, 0, 0); /* the value's offset in the map: 0 */
-	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 0, 0);
-	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_COUNT, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_OVERFLOW, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_WALKED, s->gate ? 0 : 1);
 	kfunc(p, s->k_lock);
 	iter_arg(p);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0); /* no task: */
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0); /* BPF_TASK_ITER_ALL_PROCS */
 	kfunc(p, s->k_new);
+	if (s->gate) {
+		iter_arg(p);
+		kfunc(p, s->k_next);
+		jump(p, BPF_JEQ | BPF_K, 0, 0, DONE);
+		assemble_gate(p, s);
+	}
 	p->at[LOOP] = p->n;
 	iter_arg(p);
 	kfunc(p, s->k_next);
@@ -144,18 +382,18 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
 	op(p, BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
 	jump(p, BPF_JNE | BPF_K, 2, TASK_UNINTERRUPTIBLE, LOOP);
-	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 0, 0); /* r3 = count */
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4 * W_COUNT, 0); /* r3 = count */
 	jump(p, BPF_JLT | BPF_K, 3, ROOM, ROOM_LEFT);
-	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4, 1);
+	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_OVERFLOW, 1);
 	jump(p, BPF_JA, 0, 0, LOOP);
 	p->at[ROOM_LEFT] = p->n;
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
 	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
 	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 2, 8, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 2, 4 * W_TGIDS, 0);
 	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 0, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 4 * W_COUNT, 0);
 	jump(p, BPF_JA, 0, 0, LOOP);
 	p->at[DONE] = p->n;
 	iter_arg(p);
@@ -163,6 +401,8 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	kfunc(p, s->k_unlock);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
 	op(p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	if (p->cut)
+		return 0;
 	for (size_t i = 0; i < p->n_jumps; i++)
 		p->insn[p->jump_insn[i]].off =
 			(int16_t)((long)p->at[p->jump_to[i]] - (long)p->jump_insn[i] - 1);
@@ -173,6 +413,7 @@ void pl__dscan_init(struct pl_dscan *d)
 {
 	d->prog_fd = d->map_fd = -1;
 	d->value = NULL;
+	d->gate = false;
 }
 
 int pl__dscan_open(struct pl_dscan *d)
@@ -193,7 +434,7 @@ int pl__dscan_open(struct pl_dscan *d)
 	a.map_flags = BPF_F_MMAPABLE;
 	if ((d->map_fd = (int)pl__sys_bpf(BPF_MAP_CREATE, &a)) < 0)
 		return -errno;
-	d->value = mmap(NULL, VALUE_SIZE, PROT_READ, MAP_SHARED, d->map_fd, 0);
+	d->value = mmap(NULL, VALUE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d->map_fd, 0);
 	if (d->value == MAP_FAILED) {
 		err = -errno;
 		d->value = NULL;
@@ -205,33 +446,52 @@ int pl__dscan_open(struct pl_dscan *d)
 	a.prog_flags = BPF_F_SLEEPABLE; /* what a syscall program must be */
 	a.insns = (uint64_t)(uintptr_t)p.insn;
 	a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
+	if (a.insn_cnt == 0) {
+		pl__dscan_close(d);
+		return -E2BIG; /* the program outgrew its room: a bug */
+	}
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* the task iterator kfuncs ask for it */
 	memcpy(a.prog_name, "pl_dscan", sizeof("pl_dscan"));
-	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0) {
+	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0 && s.gate) {
+		/* a verifier that takes the walk but not the gate (a helper or
+		 * kfunc it does not give a syscall program): the walk alone */
+		s.gate = false;
+		a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
+		d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
+	}
+	if (d->prog_fd < 0) {
 		err = -errno;
 		pl__dscan_close(d);
 		return err;
 	}
+	d->gate = s.gate;
 	return 0;
 }
 
-ssize_t pl__dscan_read(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
+		       size_t cap, bool *overflow, bool *walked)
 {
 	union bpf_attr a;
 	uint32_t count;
 	size_t n;
 
+	if (n_cand > PL_DSCAN_CAND_MAX)
+		n_cand = 0; /* too many to check one by one: the walk */
+	for (size_t i = 0; i < n_cand; i++)
+		d->value[W_CAND + i] = (uint32_t)cand[i];
+	d->value[W_NCAND] = (uint32_t)n_cand;
 	memset(&a, 0, sizeof(a));
 	a.test.prog_fd = (uint32_t)d->prog_fd;
 	if (pl__sys_bpf(BPF_PROG_TEST_RUN, &a) < 0)
 		return -errno;
 	/* written by the run that just returned, read by this thread only */
-	count = d->value[0];
+	count = d->value[W_COUNT];
 	n = count < ROOM ? count : ROOM;
-	*overflow = d->value[1] != 0 || n > cap;
+	*overflow = d->value[W_OVERFLOW] != 0 || n > cap;
+	*walked = d->value[W_WALKED] != 0;
 	if (n > cap)
 		n = cap;
-	memcpy(out, (const void *)(d->value + 2), n * sizeof(*out));
+	memcpy(out, (const void *)(d->value + W_TGIDS), n * sizeof(*out));
 	return (ssize_t)n;
 }
 

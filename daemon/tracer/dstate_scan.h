@@ -9,9 +9,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Candidates a run checks one by one before it walks the list. */
+#define PL_DSCAN_CAND_MAX 16
+
 struct pl_dscan {
-	int prog_fd, map_fd;            /* -1 where there is none */
-	const volatile uint32_t *value; /* the map's value, mapped */
+	int prog_fd, map_fd;      /* -1 where there is none */
+	volatile uint32_t *value; /* the map's value, mapped */
+	bool gate;                /* the program counts blocked tasks first */
 };
 
 /* No scan: fds -1, nothing mapped. */
@@ -21,8 +25,13 @@ void pl__dscan_init(struct pl_dscan *d);
  * d is as after pl__dscan_init then. */
 int pl__dscan_open(struct pl_dscan *d);
 /* The leaders in D now, up to cap into out; how many, or -errno.
- * *overflow: there were more (the caller reads every process). */
-ssize_t pl__dscan_read(const struct pl_dscan *d, int *out, size_t cap, bool *overflow);
+ * *overflow: there were more (the caller reads every process). With the
+ * gate, the cand (up to PL_DSCAN_CAND_MAX; more are not looked at) are
+ * checked first: when the runqueues count no more tasks blocked in D than
+ * those of them found off the CPU in D, they are the answer, and the list
+ * is not walked (*walked false). */
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
+		       size_t cap, bool *overflow, bool *walked);
 void pl__dscan_close(struct pl_dscan *d);
 
 #endif

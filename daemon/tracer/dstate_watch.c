@@ -171,7 +171,8 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 {
 	bool timed = w->kind != PL_DWATCH_SCAN || w->scans % SCAN_TIMED_EVERY == 0;
 	uint64_t t0 = timed ? pl__thread_cpu_ns() : 0;
-	ssize_t n = pl__dscan_read(&w->scan, out, cap, overflow);
+	bool walked = true;
+	ssize_t n = pl__dscan_read(&w->scan, w->cand, w->n_cand, out, cap, overflow, &walked);
 
 	if (timed) {
 		uint64_t d = pl__thread_cpu_ns() - t0;
@@ -179,7 +180,17 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 		w->scan_ns = w->scan_ns ? (3 * w->scan_ns + d) / 4 : d;
 	}
 	w->scans++;
+	w->walks += n >= 0 && walked;
 	return n;
+}
+
+void pl__dwatch_candidates(struct pl_dwatch *w, const int *pids, size_t n)
+{
+	if (n > PL_DSCAN_CAND_MAX)
+		n = PL_DSCAN_CAND_MAX + 1; /* more than the gate checks: the walk */
+	else if (n > 0)
+		memcpy(w->cand, pids, n * sizeof(*pids));
+	w->n_cand = n;
 }
 
 const char *pl__dwatch_kind_name(const struct pl_dwatch *w)

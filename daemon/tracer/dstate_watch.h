@@ -11,8 +11,10 @@
  *           machine, 200-280 us under a dd-and-fsync load;
  *   scan    (Linux 6.7) once a tick, one BPF program run walks the process
  *           list and names the leaders in D at that moment (dstate_scan.c),
- *           in the tracer's own CPU time: 80-120 us a tick at 300 processes
- *           whatever the load (a cache miss or two per process).
+ *           in the tracer's own CPU time: 55-90 us a tick at 300 processes
+ *           whatever the load (a cache miss or two per process), unless
+ *           its gate answers first: no more tasks blocked than the
+ *           candidates given in D (pl__dwatch_candidates), ~20 us.
  *
  * Where the kernel has both, the tracer starts with the switch watch and
  * takes whichever costs less as the machine's switch rate changes
@@ -39,6 +41,9 @@ struct pl_dwatch {
 	struct pl_dscan scan;
 	uint64_t scan_ns;         /* what a scan costs, thread CPU, a running mean */
 	uint64_t scans, steers;   /* scans run; changes of way */
+	uint64_t walks;           /* scans that walked the list (the gate did not answer) */
+	int cand[PL_DSCAN_CAND_MAX]; /* the next scan's candidates (pl__dwatch_candidates) */
+	size_t n_cand;
 	unsigned calm;            /* steers in a row the switch watch would have cost less */
 	unsigned since_scan;      /* steers with the switch watch since a scan measured */
 	bool scan_next;           /* the switch watch was just attached: scan once more */
@@ -70,6 +75,11 @@ void pl__dwatch_close(struct pl_dwatch *w);
  * ring full at some point, a failed scan): the caller must read every
  * process once. Returns how many were put in out. */
 size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflow);
+
+/* The processes the next scan checks first (dstate_scan.h): the leaders
+ * likeliest to be in D, those in D or writing at their last reading. More
+ * than PL_DSCAN_CAND_MAX: none, the scan walks. */
+void pl__dwatch_candidates(struct pl_dwatch *w, const int *pids, size_t n);
 
 /* Where the kernel has both ways: take the one that costs less now. The
  * switch watch costs ~130 ns (SWITCH_COST_NS) for each of the machine's

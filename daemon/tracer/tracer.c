@@ -712,6 +712,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
 	out->d_watch_kind = pl__dwatch_kind_name(&tp->dwatch);
 	out->d_scans = tp->dwatch.scans;
+	out->d_walks = tp->dwatch.walks;
 	out->d_steers = tp->dwatch.steers;
 	out->d_notes = tp->notes_read;
 	out->d_overflows = tp->note_overflows;

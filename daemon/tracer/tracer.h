@@ -105,6 +105,7 @@ struct pl_tracer_stats {
 	 * tracer set up is not a tick's) */
 	const char *d_watch_kind;
 	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
+	uint64_t d_walks;           /* scans that walked the process list (the gate did not answer) */
 	uint64_t d_notes, d_overflows, d_watch_run_ns;
 	/* the machine's context switches while the switch watch was attached,
 	 * and over how many ticks they were counted (with --cost-split, or

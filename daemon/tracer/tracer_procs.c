@@ -552,8 +552,16 @@ static struct pl_writes *gone_writer(struct pl_tprocs *tp, int pid)
  * the test program that ran a dd was named the stall's bully. So the rest
  * of the jump goes to the last child reaped, while it is kept among the
  * recent writers that exited: a parent that writes itself in the same tick
- * has that tick's writes counted as its child's. */
-static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+ * has that tick's writes counted as its child's.
+ * read_since: p's io was read after the children were found gone. On a
+ * live /proc that read has the whole jump: a child's kept fd fails only
+ * once it is released, and a parent that waits for it adds its io before
+ * it releases it (wait_task_zombie); a child that no one waited for (its
+ * parent ignores SIGCHLD) adds nothing. So the parent is settled: read
+ * every tick until REAP_TICKS instead, a shell loop running a dd round
+ * every 0.3 s was read almost every tick of the bench's stall load. */
+static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick,
+			  bool read_since)
 {
 	struct pl_writes *child;
 
@@ -568,15 +576,25 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 		return;
 	take(&p->reap_wbytes, &p->gap_wbytes);
 	take(&p->reap_wchar, &p->gap_wchar);
-	if (p->reap_pid && p->gap_wbytes > 0 && p->reap_wbytes == 0 &&
-	    (child = gone_writer(tp, p->reap_pid)) != NULL && child->last_tick < tick) {
-		pl__writes_put(child, tick, p->gap_wbytes, p->gap_wchar > 0 ? p->gap_wchar : 0);
+	if (p->reap_pid && p->gap_wbytes > 0 && p->reap_wbytes == 0) {
+		/* A child not kept among the writers that exited (8 that wrote
+		 * more since are) is no bully either: its rest is no one's, and
+		 * not the parent's, which it would make a writer, read every
+		 * tick for HOT_TICKS (the bench's fsync loop, whose 8 MB rounds
+		 * the 1 GiB ones of its dd pushed out). */
+		if ((child = gone_writer(tp, p->reap_pid)) != NULL && child->last_tick < tick)
+			pl__writes_put(child, tick, p->gap_wbytes,
+				       p->gap_wchar > 0 ? p->gap_wchar : 0);
 		tp->tail_bytes += p->gap_wbytes; /* dirtied this tick, and now found */
 		p->gap_wbytes = 0;
 		p->gap_wchar = p->gap_wchar > 0 ? 0 : p->gap_wchar;
 		p->reap_pid = 0;
 	}
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	if (read_since && tp->kept) {
+		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_pid = 0;
+	}
 }
 
 /* A parent that reaped a child read by the tracer has the child's writes in
@@ -652,7 +670,7 @@ static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, ui
 		 * the tick weighs what was dirtied (or, with no room in the
 		 * list, by the next pass). */
 		if (q->seen_tick == tick) {
-			settle_reaped(tp, q, tick);
+			settle_reaped(tp, q, tick, false);
 			plan_next_read(tp, i, tick);
 		} else {
 			read_at(tp, i, tick);
@@ -790,7 +808,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	if (p->state == 'D' || p->d_blk_ms > 0)
 		pl__writes_mark_blocked(&p->writes, tick);
-	settle_reaped(tp, p, tick);
+	settle_reaped(tp, p, tick, true);
 	p->seen_tick = tick;
 	if (p->state == 'D')
 		p->d_tick = tick;
@@ -1001,6 +1019,29 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 	return -(long)h - 1;
 }
 
+/* For the scan's gate (dstate_scan.h): the processes the last tick read
+ * that were in D then, and those writing (a writer is the likeliest to
+ * block, in balance_dirty_pages or an fsync), the tracer itself aside: as
+ * long as the kernel counts no other task blocked in D, the scan need not
+ * walk the process list. The last tick's list is still in touched. */
+static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
+{
+	int cand[PL_DSCAN_CAND_MAX + 1];
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2 && n <= PL_DSCAN_CAND_MAX; pass++) {
+		for (size_t k = 0; k < tp->n_touched && n <= PL_DSCAN_CAND_MAX; k++) {
+			const struct pl_tproc *p = &tp->v[tp->touched[k]];
+			bool in_d = p->state == 'D';
+
+			if (p->pid == tp->self_pid || (pass == 0 ? !in_d : in_d || tick >= p->hot_until))
+				continue;
+			cand[n++] = p->pid;
+		}
+	}
+	pl__dwatch_candidates(&tp->dwatch, cand, n);
+}
+
 /* The leaders the D watch saw go into D since the last tick: each is read
  * this tick, asleep at its last reading or not. true when some may have gone
  * unnoted (the ring was full, or more than NOTES_MAX): read them all. A pid
@@ -1014,6 +1055,7 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	tp->n_notes = 0;
 	if (!tp->dwatch.on)
 		return false;
+	give_candidates(tp, tick);
 	n = pl__dwatch_drain(&tp->dwatch, tp->notes, tp->notes_cap, &overflow);
 	tp->notes_read += n;
 	tp->n_notes = overflow ? 0 : n;
@@ -1537,12 +1579,12 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 
 	tp->n_new_children = 0;
 	tp->tick = tick;
+	if (take_notes(tp, tick))
+		all = true;
 	tp->n_touched = 0;
 	tp->n_reap_parents = 0;
 	tp->tail_bytes = 0;
 	tp->birth_bytes = 0;
-	if (take_notes(tp, tick))
-		all = true;
 	/* before the sweep, so that a survivor is read once: what it wrote
 	 * since birth goes into birth_bytes, which the tick weighs */
 	if (tp->n_births > 0 &&

@@ -41,12 +41,12 @@ static void memb(struct blob *x, uint32_t name, uint32_t type_id, uint32_t offse
 }
 
 /* Strings: offsets into this table. */
-static const char strs[] = "\0int\0pid_t\0task\0__state\0tgid\0next\0flags\0bpf_iter_task\0u";
+static const char strs[] = "\0int\0pid_t\0task\0__state\0tgid\0next\0flags\0bpf_iter_task\0u\0outer";
 enum { S_INT = 1, S_PID_T = 5, S_TASK = 11, S_STATE = 16, S_TGID = 24, S_NEXT = 29,
-       S_FLAGS = 34, S_FUNC = 40, S_U = 54 };
+       S_FLAGS = 34, S_FUNC = 40, S_U = 54, S_OUTER = 56 };
 
 /* ids: 1 int, 2 pid_t, 3 ptr to 4, 4 struct task, 5 unnamed union, 6 func,
- * 7 func_proto */
+ * 7 func_proto, 8 struct outer (a task at 32) */
 static struct blob build(void)
 {
 	struct blob x = { .len = sizeof(struct btf_header) };
@@ -67,6 +67,8 @@ static struct blob build(void)
 	memb(&x, S_NEXT, 3, 8 * 8);                 /* a pointer at 16 + 8 */
 	type(&x, S_FUNC, BTF_KIND_FUNC, 0, false, 7);
 	type(&x, 0, BTF_KIND_FUNC_PROTO, 0, false, 0);
+	type(&x, S_OUTER, BTF_KIND_STRUCT, 1, false, 96);
+	memb(&x, S_TASK, 4, 32 * 8);
 	h.type_len = (uint32_t)(x.len - t0);
 	h.str_off = h.type_len;
 	h.str_len = sizeof(strs);
@@ -89,9 +91,9 @@ static void test_lookups(void)
 	struct blob x = build();
 	struct pl_btf b;
 	uint32_t off = 0, size = 0;
-	int task;
+	int task, outer;
 
-	TAP_OK(parse(&x, &b) == 0 && b.ntypes == 8, "a blob of 7 types parses (%u)", b.ntypes);
+	TAP_OK(parse(&x, &b) == 0 && b.ntypes == 9, "a blob of 8 types parses (%u)", b.ntypes);
 	task = pl__btf_find(&b, "task", PL_BTF_STRUCT);
 	TAP_OK(task == 4, "the structure is found by name and kind (%d)", task);
 	TAP_OK(pl__btf_find(&b, "task", PL_BTF_FUNC) == -ENOENT,
@@ -112,6 +114,20 @@ static void test_lookups(void)
 		       pl__btf_member(&b, 999, "tgid", &off, &size) == -ENOENT &&
 		       pl__btf_member(&b, -1, "tgid", &off, &size) == -ENOENT,
 	       "no such member, not a structure, ids out of range: -ENOENT");
+	outer = pl__btf_find(&b, "outer", PL_BTF_STRUCT);
+	TAP_OK(outer == 8 && pl__btf_member(&b, outer, "task.tgid", &off, &size) == 0 &&
+		       off == 32 + 20 && size == 4,
+	       "a member of a structure member, by path: offset 52, size 4 (%u, %u)", off, size);
+	TAP_OK(pl__btf_member(&b, outer, "task.next", &off, &size) == 0 && off == 32 + 24,
+	       "and a pointer in it (%u)", off);
+	TAP_OK(pl__btf_member(&b, outer, "task", &off, &size) == -ENOENT &&
+		       pl__btf_member(&b, outer, "task.flags", &off, &size) == -ENOENT &&
+		       pl__btf_member(&b, outer, "task.nosuch", &off, &size) == -ENOENT &&
+		       pl__btf_member(&b, outer, "tas.tgid", &off, &size) == -ENOENT &&
+		       pl__btf_member(&b, task, "tgid.x", &off, &size) == -ENOENT &&
+		       pl__btf_member(&b, outer, "task.", &off, &size) == -ENOENT,
+	       "a structure is no field to read, nor a bitfield in it, a wrong name on the path, "
+	       "a path through an integer, or an empty last name: -ENOENT");
 	pl__btf_free(&b);
 }
 
@@ -200,6 +216,9 @@ static void test_vmlinux(void)
 	task = pl__btf_find(&b, "task_struct", PL_BTF_STRUCT);
 	TAP_OK(task > 0 && pl__btf_member(&b, task, "tgid", &off, &size) == 0 && size == 4,
 	       "task_struct's tgid: offset %u, size %u", off, size);
+	TAP_OK(pl__btf_member(&b, task, "se.sum_exec_runtime", &off, &size) == 0 && size == 8 &&
+		       off > 0,
+	       "task_struct's se.sum_exec_runtime, by path: offset %u, size %u", off, size);
 	pl__btf_free(&b);
 }
 

@@ -413,6 +413,7 @@ static void steer_case(void)
 	struct pl_dwatch w;
 	int par, out[16];
 	bool overflow, found = false;
+	uint64_t quiet;
 	size_t n;
 
 	probe_force(NULL);
@@ -420,9 +421,13 @@ static void steer_case(void)
 		exit(99);
 	TAP_OK(w.kind == PL_DWATCH_SWITCH && pl__dwatch_steerable(&w),
 	       "steer: both ways loaded, the switch watch first (%s)", pl__dwatch_kind_name(&w));
-	pl__dwatch_steer(&w, 100, 1); /* 13 us a tick of switching against a scan's cost */
-	TAP_OK(w.kind == PL_DWATCH_SWITCH && w.scan_ns > 0,
-	       "steer: 100 switches a tick stay with it (a scan costs %.1f us)", w.scan_ns / 1e3);
+	/* a third of what a scan costs (its gate's answer, a few us, when no
+	 * task is blocked) in switches of ~130 ns */
+	quiet = w.scan_ns / 130 / 3;
+	pl__dwatch_steer(&w, quiet, 1);
+	TAP_OK(w.kind == PL_DWATCH_SWITCH && w.scan_ns > 0 && quiet > 0,
+	       "steer: %llu switches a tick stay with it (a scan costs %.1f us)",
+	       (unsigned long long)quiet, w.scan_ns / 1e3);
 	pl__dwatch_steer(&w, 50000, 1);
 	TAP_OK(w.kind == PL_DWATCH_SCAN && w.link_fd < 0 && w.steers == 1,
 	       "steer: 50,000 a tick take the scan at once, the tracepoint detached");
@@ -489,6 +494,41 @@ static void scan_case(void)
 	}
 	TAP_OK(!overflow && found == 3, "scan: the three vfork parents in D are named (%zu of %zu)",
 	       found, n);
+	if (w.scan.gate) {
+		uint64_t walks = w.walks;
+		int tries = 0;
+
+		/* two of the three given: the runqueues count three blocked,
+		 * more than the two: the list is walked, and the third named */
+		pl__dwatch_candidates(&w, par, 2);
+		n = pl__dwatch_drain(&w, out, 8, &overflow);
+		found = 0;
+		for (size_t k = 0; k < n; k++)
+			found += out[k] == par[2];
+		TAP_OK(w.walks == walks + 1 && found == 1,
+		       "scan gate: a leader blocked in D that is no candidate has the list walked, "
+		       "and is named");
+		/* all three: no walk, unless another task of the machine is
+		 * blocked (tests run side by side): a few tries */
+		pl__dwatch_candidates(&w, par, 3);
+		do {
+			walks = w.walks;
+			n = pl__dwatch_drain(&w, out, 8, &overflow);
+			found = 0;
+			for (size_t k = 0; k < n; k++) {
+				for (int i = 0; i < 3; i++)
+					found += out[k] == par[i];
+			}
+		} while (w.walks != walks && ++tries < 50 && usleep(20000) == 0);
+		TAP_OK(w.walks == walks && found == 3 && n == 3,
+		       "scan gate: the three given, and no other task blocked, they are the answer "
+		       "without a walk (%d tries)", tries + 1);
+		pl__dwatch_candidates(&w, NULL, 0);
+	} else {
+		TAP_SKIP("no scan gate on this kernel (no CONFIG_FAIR_GROUP_SCHED, or a verifier "
+			 "that refuses it)");
+		TAP_SKIP("so no gate to test");
+	}
 	n = pl__dwatch_drain(&w, out, 2, &overflow);
 	TAP_OK(n == 2 && overflow, "scan: more in D than the room given is an overflow (%zu)", n);
 	for (int i = 0; i < 3; i++)
@@ -770,6 +810,105 @@ static void reaped_case(int rootfd, const char *dir, bool watch_on)
 
 /* The tracer itself, unwatched, is taken for asleep: running whenever it
  * reads itself, it is never in D. */
+/* A child that wrote nothing after its last reading (a sleep in a shell
+ * loop): the tick that finds it gone reads its parent, whose io has taken
+ * the child's in when it reaped it, and that reading settles the parent: it
+ * is not read again at the ticks after, as a writer would be. With tail,
+ * the child writes 1 MiB after its last reading and is not kept among the
+ * writers that exited (eight heavier ones are): the rest of the parent's
+ * jump is still not the parent's. */
+static void quiet_reap_case(int rootfd, const char *dir, bool tail)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	const char *name = tail ? "tail" : "quiet";
+	int ack[2], cgo[2], runner, child = 0;
+	uint64_t first, rb = 0, rc = 0;
+	struct pl_tproc *pr, *pc;
+	char c;
+
+	probe_force(watch_force);
+	if (pipe(ack) || pipe(cgo) || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	use_kind(&tp.dwatch);
+	runner = fork();
+	if (runner == 0) {
+		int w = fork();
+
+		close(ack[0]);
+		close(cgo[1]);
+		if (w == 0) {
+			int me = getpid();
+
+			if (write(ack[1], &me, sizeof(me)) != sizeof(me) || read(cgo[0], &c, 1) < 0)
+				_exit(1);
+			if (tail) {
+				static char block[1 << 20];
+				char path[128];
+				int fd;
+
+				snprintf(path, sizeof(path), "%s/quiet-reap", dir);
+				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+				memset(block, 'q', sizeof(block));
+				if (fd < 0 || write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+					_exit(1);
+			}
+			_exit(0);
+		}
+		waitpid(w, NULL, 0);
+		pause(); /* asleep, as a shell loop between its rounds */
+		_exit(0);
+	}
+	close(ack[1]);
+	close(cgo[0]);
+	if (read(ack[0], &child, sizeof(child)) != sizeof(child))
+		exit(99);
+	wait_state(runner, 'S');
+	wait_state(child, 'S');
+	probe_tick(&tp);
+	probe_tick_slice(&tp, runner, false);
+	probe_tick_slice(&tp, runner, false);
+	pc = rec_of(&tp, child);
+	TAP_OK(pc && pc->io_tick, "%s reap: the child is read, asleep", name);
+	if (tail) {
+		for (size_t i = 0; i < PL_WRITES_GONE; i++) {
+			memset(&tp.gone.e[i], 0, sizeof(tp.gone.e[i]));
+			tp.gone.e[i].used = true;
+			tp.gone.e[i].pid = -1 - (int)i;
+			pl__writes_put(&tp.gone.e[i].w, tick, 1 << 30, 1 << 30);
+		}
+	}
+	first = tick + 1;
+	close(cgo[1]); /* the child exits, the runner reaps it */
+	for (int i = 0; i < 200 && (state_of(child) != '?' || state_of(runner) != 'S'); i++)
+		usleep(10000);
+	probe_tick_slice(&tp, child, true); /* the child's turn, asleep as it was */
+	pr = rec_of(&tp, runner);
+	TAP_OK(!rec_of(&tp, child) && pr && pr->seen_tick == tick,
+	       "%s reap: the tick that finds the child gone reads the runner", name);
+	probe_tick_slice(&tp, runner, false);
+	pr = rec_of(&tp, runner);
+	TAP_OK(pr && pr->seen_tick < tick,
+	       "%s reap: settled by that reading, it is not read at the next tick, not its slice",
+	       name);
+	if (pr)
+		pl__writes_sum(&pr->writes, first, tick, &rb, &rc);
+	TAP_OK(pr && rb < 64 << 10, "%s reap: none of the child's writes are the runner's (%llu)",
+	       name, (unsigned long long)rb);
+	kill(runner, SIGKILL);
+	waitpid(runner, NULL, 0);
+	close(ack[0]);
+	if (tail) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/quiet-reap", dir);
+		unlink(path);
+	}
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 static void self_case(int rootfd)
 {
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
@@ -852,6 +991,8 @@ int main(void)
 		births_case(rootfd, true, 0);
 		births_case(rootfd, true, 100);
 		reaped_case(rootfd, dir, true);
+		quiet_reap_case(rootfd, dir, false);
+		quiet_reap_case(rootfd, dir, true);
 	}
 	watch_force = NULL;
 	self_case(rootfd);
