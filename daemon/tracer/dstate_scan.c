@@ -75,7 +75,8 @@
 #define W_NCAND 3
 #define W_BLOCKED 4 /* the gate's count of tasks blocked in D, */
 #define W_COUNTED 5 /* and of candidates blocked in D */
-#define W_CAND 6
+#define W_ALL 6     /* in: 1 names every leader, in D or not */
+#define W_CAND 7
 #define W_TGIDS (W_CAND + PL_DSCAN_CAND_MAX)
 #define ROOM 4096
 #define VALUE_SIZE (4 * (W_TGIDS + ROOM))
@@ -197,7 +198,7 @@ static int16_t off16(uint32_t v)
  * end. */
 enum label {
 	LOOP, ROOM_LEFT, DONE, CPU_LOOP, CPU_NEXT, CPU_DONE, CAND_LOOP, CAND_NEXT, RELEASE,
-	CAND_DONE, N_LABELS
+	CAND_DONE, NAME, N_LABELS
 };
 struct prog {
 	struct bpf_insn insn[192];
@@ -355,7 +356,8 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 /* The program: r6 = the map's value; count, overflow and walked to 0; with
  * the gate, the count of blocked tasks against the candidates (above);
  * walk the leaders; each in D (and not TASK_NOLOAD, an idle kernel
- * thread's) goes to tgids[count++] while there is room, else overflow = 1. */
+ * thread's), or each one when asked for all (W_ALL, no gate), goes to
+ * tgids[count++] while there is room, else overflow = 1. */
 static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 {
 	memset(p, 0, sizeof(*p));
@@ -369,6 +371,8 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0); /* no task: */
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0); /* BPF_TASK_ITER_ALL_PROCS */
 	kfunc(p, s->k_new);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_ALL, 0);
+	jump(p, BPF_JNE | BPF_K, 1, 0, LOOP); /* every leader: no gate */
 	if (s->gate) {
 		iter_arg(p);
 		kfunc(p, s->k_next);
@@ -379,9 +383,12 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	iter_arg(p);
 	kfunc(p, s->k_next);
 	jump(p, BPF_JEQ | BPF_K, 0, 0, DONE);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_ALL, 0);
+	jump(p, BPF_JNE | BPF_K, 1, 0, NAME); /* every leader */
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->state_off), 0);
 	op(p, BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, TASK_UNINTERRUPTIBLE | TASK_NOLOAD);
 	jump(p, BPF_JNE | BPF_K, 2, TASK_UNINTERRUPTIBLE, LOOP);
+	p->at[NAME] = p->n;
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4 * W_COUNT, 0); /* r3 = count */
 	jump(p, BPF_JLT | BPF_K, 3, ROOM, ROOM_LEFT);
 	op(p, BPF_ST | BPF_MEM | BPF_W, 6, 0, 4 * W_OVERFLOW, 1);
@@ -468,18 +475,13 @@ int pl__dscan_open(struct pl_dscan *d)
 	return 0;
 }
 
-ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
-		       size_t cap, bool *overflow, bool *walked)
+/* One run, its answer into out (up to cap). */
+static ssize_t run(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)
 {
 	union bpf_attr a;
 	uint32_t count;
 	size_t n;
 
-	if (n_cand > PL_DSCAN_CAND_MAX)
-		n_cand = 0; /* too many to check one by one: the walk */
-	for (size_t i = 0; i < n_cand; i++)
-		d->value[W_CAND + i] = (uint32_t)cand[i];
-	d->value[W_NCAND] = (uint32_t)n_cand;
 	memset(&a, 0, sizeof(a));
 	a.test.prog_fd = (uint32_t)d->prog_fd;
 	if (pl__sys_bpf(BPF_PROG_TEST_RUN, &a) < 0)
@@ -488,11 +490,35 @@ ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
 	count = d->value[W_COUNT];
 	n = count < ROOM ? count : ROOM;
 	*overflow = d->value[W_OVERFLOW] != 0 || n > cap;
-	*walked = d->value[W_WALKED] != 0;
 	if (n > cap)
 		n = cap;
 	memcpy(out, (const void *)(d->value + W_TGIDS), n * sizeof(*out));
 	return (ssize_t)n;
+}
+
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
+		       size_t cap, bool *overflow, bool *walked)
+{
+	ssize_t n;
+
+	if (n_cand > PL_DSCAN_CAND_MAX)
+		n_cand = 0; /* too many to check one by one: the walk */
+	for (size_t i = 0; i < n_cand; i++)
+		d->value[W_CAND + i] = (uint32_t)cand[i];
+	d->value[W_NCAND] = (uint32_t)n_cand;
+	n = run(d, out, cap, overflow);
+	*walked = d->value[W_WALKED] != 0;
+	return n;
+}
+
+ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)
+{
+	ssize_t n;
+
+	d->value[W_ALL] = 1;
+	n = run(d, out, cap, overflow);
+	d->value[W_ALL] = 0;
+	return n;
 }
 
 void pl__dscan_close(struct pl_dscan *d)

@@ -32,6 +32,10 @@ int pl__dscan_open(struct pl_dscan *d);
  * is not walked (*walked false). */
 ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
 		       size_t cap, bool *overflow, bool *walked);
+/* Every thread group leader, in D or not (the same walk): the processes
+ * there are, as a listing of /proc in the initial pid namespace has them,
+ * for a tenth of its cost. How many, or -errno; *overflow as above. */
+ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow);
 void pl__dscan_close(struct pl_dscan *d);
 
 #endif

@@ -184,6 +184,14 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 	return n;
 }
 
+ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
+{
+	*overflow = false;
+	if (!w->on || w->scan.prog_fd < 0)
+		return -ENOSYS;
+	return pl__dscan_list_all(&w->scan, out, cap, overflow);
+}
+
 void pl__dwatch_candidates(struct pl_dwatch *w, const int *pids, size_t n)
 {
 	if (n > PL_DSCAN_CAND_MAX)

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dstate_scan.h"
 
@@ -75,6 +76,10 @@ void pl__dwatch_close(struct pl_dwatch *w);
  * ring full at some point, a failed scan): the caller must read every
  * process once. Returns how many were put in out. */
 size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflow);
+
+/* Every thread group leader now, by the scan's walk (dstate_scan.h), where
+ * the kernel has the scan: -ENOSYS where not. */
+ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool *overflow);
 
 /* The processes the next scan checks first (dstate_scan.h): the leaders
  * likeliest to be in D, those in D or writing at their last reading. More

@@ -295,6 +295,7 @@ struct pl_tprocs {
 	/* the leaders the kernel saw go into D (dstate_watch.h): when on, the
 	 * sleeping processes need not be read to find a D state */
 	struct pl_dwatch dwatch;
+	uint64_t leader_lists; /* scans that took the D scan's walk (list_leaders) */
 	int *notes;
 	size_t notes_cap, n_notes; /* n_notes: taken this tick, 0 on overflow */
 	uint64_t notes_read, note_overflows;

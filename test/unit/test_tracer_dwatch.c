@@ -909,6 +909,49 @@ static void quiet_reap_case(int rootfd, const char *dir, bool tail)
 	probe_force(NULL);
 }
 
+/* The rescan every 50 ticks, for what the lookups of new pids missed (a
+ * pid looked up between its allocation and its process's birth): with the
+ * scan, the walk of the process list names the new process, and /proc is
+ * not listed. loadavg's last pid is held back, so that no lookup finds it. */
+static void rescan_case(int rootfd)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs_hint none = { false, 0, 0 };
+	struct pl_tprocs tp;
+	uint64_t stale, scans;
+	int child;
+
+	probe_force(watch_force);
+	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	use_kind(&tp.dwatch);
+	stale = last_pid_now();
+	if (pl__tprocs_tick(&tp, ++tick, stale, &none) < 0)
+		exit(99);
+	scans = tp.dir_scans;
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	wait_state(child, 'S');
+	if (pl__tprocs_tick(&tp, ++tick, stale, &none) < 0)
+		exit(99);
+	TAP_OK(scans == 1 && !rec_of(&tp, child),
+	       "rescan: the first tick lists /proc; a process its pid's lookup missed is not known");
+	tick += 50;
+	if (pl__tprocs_tick(&tp, tick, stale, &none) < 0)
+		exit(99);
+	TAP_OK(rec_of(&tp, child) && tp.leader_lists == 1 && tp.dir_scans == scans,
+	       "rescan: 50 ticks on, the walk of the process list finds it, and /proc is not "
+	       "listed (walks %llu, listings %llu)",
+	       (unsigned long long)tp.leader_lists, (unsigned long long)(tp.dir_scans - scans));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 static void self_case(int rootfd)
 {
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
@@ -986,8 +1029,10 @@ int main(void)
 			overflow_case(rootfd);
 		else
 			scan_case();
-		if (watch_kind == PL_DWATCH_SCAN)
+		if (watch_kind == PL_DWATCH_SCAN) {
 			steer_case();
+			rescan_case(rootfd);
+		}
 		births_case(rootfd, true, 0);
 		births_case(rootfd, true, 100);
 		reaped_case(rootfd, dir, true);
