@@ -55,6 +55,13 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
  * what pl__writes_sum says when the ring holds from, else the whole spans
  * from's span to to's hold (at most PL_WRITES_SPAN_TICKS - 1 ticks more at
  * the start), clipped to the spans kept. */
+/* Whether a history whose wrote_until is this has nothing in
+ * pl__writes_sum_long's [from, to], or for pl__writes_add_spans at
+ * now_tick: what those look at first, so that a caller that keeps each
+ * process's wrote_until apart (tracer_procs.c) passes over the others
+ * without reading their histories. */
+bool pl__writes_none_long(uint64_t wrote_until, uint64_t from, uint64_t to);
+bool pl__writes_none_spans(uint64_t wrote_until, uint64_t now_tick);
 void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 			 uint64_t *wbytes, uint64_t *wchar);
 

@@ -121,6 +121,15 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
 	}
 }
 
+bool pl__writes_none_long(uint64_t wrote_until, uint64_t from, uint64_t to)
+{
+	if (to < from + PL_STALL_RING)
+		return wrote_until <= from;
+	/* nothing written in from's span or since */
+	return wrote_until == 0 ||
+	       (wrote_until - 1) / PL_WRITES_SPAN_TICKS < from / PL_WRITES_SPAN_TICKS;
+}
+
 void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 			 uint64_t *wbytes, uint64_t *wchar)
 {
@@ -132,8 +141,7 @@ void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 	}
 	*wbytes = 0;
 	*wchar = 0;
-	/* nothing written in from's span or since */
-	if (w->wrote_until == 0 || (w->wrote_until - 1) / PL_WRITES_SPAN_TICKS < s_from)
+	if (pl__writes_none_long(w->wrote_until, from, to))
 		return;
 	if (to > w->last_tick)
 		to = w->last_tick;
@@ -146,15 +154,20 @@ void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 	}
 }
 
+bool pl__writes_none_spans(uint64_t wrote_until, uint64_t now_tick)
+{
+	/* nothing written in the spans kept back from now's */
+	return wrote_until == 0 || (wrote_until - 1) / PL_WRITES_SPAN_TICKS + PL_WRITES_SPANS <=
+					   now_tick / PL_WRITES_SPAN_TICKS;
+}
+
 void pl__writes_add_spans(const struct pl_writes *w, uint64_t now_tick,
 			  uint64_t totals[PL_WRITES_SPANS])
 {
 	uint64_t now_span = now_tick / PL_WRITES_SPAN_TICKS;
 	uint64_t last = w->last_tick / PL_WRITES_SPAN_TICKS;
 
-	/* nothing written in the spans kept back from now's */
-	if (w->wrote_until == 0 ||
-	    (w->wrote_until - 1) / PL_WRITES_SPAN_TICKS + PL_WRITES_SPANS <= now_span)
+	if (pl__writes_none_spans(w->wrote_until, now_tick))
 		return;
 	for (uint64_t k = 0; k < PL_WRITES_SPANS && k <= now_span; k++) {
 		uint64_t s = now_span - k;

@@ -230,6 +230,11 @@ struct pl_tprocs {
 	size_t dents_cap;
 	struct pl_tproc *v;
 	struct pl_tproc_due *due; /* of cap, due[i] is v[i]'s */
+	/* of cap, v[i].writes.wrote_until: the stall events look for bullies
+	 * in every process's history, and this passes over those with nothing
+	 * in the window without a cache miss or two each (tracer_procs.c,
+	 * pl__tproc_put_writes) */
+	uint64_t *wrote_until;
 	size_t n, cap;
 	unsigned due_slices;   /* the slices the due ticks were set for */
 	/* The entries read this tick (of cap): what the CSV's baseline, its
@@ -305,6 +310,10 @@ struct pl_tprocs {
 	size_t n_births;
 	uint64_t births_deferred, births_unopened;
 };
+
+/* Put the tick's writes (gap_wbytes, gap_wchar) into p's history, and its
+ * wrote_until where the events look for it. */
+void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick);
 
 /* A process's /proc/PID/wchan into tp->scratch, through a kept fd: the
  * length, or -errno (gone, or not readable). */

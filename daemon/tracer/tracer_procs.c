@@ -133,6 +133,7 @@ void pl__tprocs_free(struct pl_tprocs *tp)
 		close(tp->scanfd);
 	free(tp->v);
 	free(tp->due);
+	free(tp->wrote_until);
 	free(tp->touched);
 	free(tp->hash);
 	free(tp->dents);
@@ -286,6 +287,12 @@ static ssize_t read_pid_file(struct pl_tprocs *tp, const struct pl_tproc *p, int
 ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p)
 {
 	return read_pid_file_untimed(tp, p, &p->wchan_fd, "wchan");
+}
+
+void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+{
+	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	tp->wrote_until[p - tp->v] = p->writes.wrote_until;
 }
 
 /* "runtime_ns wait_ns timeslices\n". false when absent or all zero (a kernel
@@ -590,7 +597,7 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 		p->gap_wchar = p->gap_wchar > 0 ? 0 : p->gap_wchar;
 		p->reap_pid = 0;
 	}
-	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	pl__tproc_put_writes(tp, p, tick);
 	if (read_since && tp->kept) {
 		p->reap_wbytes = p->reap_wchar = 0;
 		p->reap_pid = 0;
@@ -738,6 +745,7 @@ static void drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 	if (i != tp->n - 1) {
 		tp->v[i] = tp->v[tp->n - 1];
 		tp->due[i] = tp->due[tp->n - 1];
+		tp->wrote_until[i] = tp->wrote_until[tp->n - 1];
 	}
 	tp->n--;
 	tp->hash_ok = false;
@@ -805,7 +813,7 @@ static bool sweep_one(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	}
 	if (err == 0 && update_io(tp, p, tick, ran, last_tick) == -ESRCH)
 		return false;
-	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	pl__tproc_put_writes(tp, p, tick);
 	if (p->state == 'D' || p->d_blk_ms > 0)
 		pl__writes_mark_blocked(&p->writes, tick);
 	settle_reaped(tp, p, tick, true);
@@ -824,6 +832,7 @@ static int grow_table(struct pl_tprocs *tp)
 	size_t *nt = realloc(tp->touched, ncap * sizeof(*nt));
 	struct pl_tproc_due *nd;
 	struct pl_tproc *nv;
+	uint64_t *nw;
 
 	if (!nt)
 		return -ENOMEM;
@@ -831,6 +840,9 @@ static int grow_table(struct pl_tprocs *tp)
 	if (!(nd = realloc(tp->due, ncap * sizeof(*nd))))
 		return -ENOMEM;
 	tp->due = nd;
+	if (!(nw = realloc(tp->wrote_until, ncap * sizeof(*nw))))
+		return -ENOMEM;
+	tp->wrote_until = nw;
 	if (!(nv = realloc(tp->v, ncap * sizeof(*nv))))
 		return -ENOMEM;
 	tp->v = nv;
@@ -856,6 +868,7 @@ static void shrink_table(struct pl_tprocs *tp)
 		return;
 	tp->v = shrunk(tp->v, half * sizeof(*tp->v));
 	tp->due = shrunk(tp->due, half * sizeof(*tp->due));
+	tp->wrote_until = shrunk(tp->wrote_until, half * sizeof(*tp->wrote_until));
 	tp->touched = shrunk(tp->touched, half * sizeof(*tp->touched));
 	tp->cap = half;
 }
@@ -942,7 +955,7 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	if (born)
 		credit_birth_writes(tp, p);
 	mark_hot(tp, p, tick);
-	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	pl__tproc_put_writes(tp, p, tick);
 	if (p->state == 'D')
 		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;

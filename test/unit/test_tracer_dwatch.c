@@ -557,12 +557,25 @@ static uint64_t last_pid_now(void)
 	return pid;
 }
 
+/* Each entry's wrote_until, kept apart for the stall events, is its
+ * history's, through adds, reads, reaps and drops: checked at every tick
+ * of these cases, said once at the end. */
+static unsigned long mirror_ticks, mirror_bad;
+
+static void check_mirror(const struct pl_tprocs *tp)
+{
+	mirror_ticks++;
+	for (size_t i = 0; i < tp->n; i++)
+		mirror_bad += tp->wrote_until[i] != tp->v[i].writes.wrote_until;
+}
+
 static void probe_tick(struct pl_tprocs *tp)
 {
 	struct pl_tprocs_hint none = { false, 0, 0 };
 
 	if (pl__tprocs_tick(tp, ++tick, last_pid_now(), &none) < 0)
 		exit(99);
+	check_mirror(tp);
 }
 
 /* A child asleep on the pipe p until its write end is closed: every write
@@ -1048,6 +1061,9 @@ int main(void)
 	if (ticks >= 0)
 		TAP_OK(ticks >= 2 && ticks <= 10,
 	       "without it: left as it was until its slice, within a second (%d ticks)", ticks);
+	TAP_OK(mirror_ticks > 50 && mirror_bad == 0,
+	       "each entry's wrote_until kept apart is its history's, over %lu ticks (%lu wrong)",
+	       mirror_ticks, mirror_bad);
 	TAP_OK(pl__probe_state(PL_PROBE_SCHED_BPF) == PL_PROBE_ABSENT &&
 		       strstr(pl__probe_message(PL_PROBE_SCHED_BPF), "forced"),
 	       "the refusal is said: %s", pl__probe_message(PL_PROBE_SCHED_BPF));
