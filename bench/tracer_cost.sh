@@ -281,7 +281,7 @@ BEGIN {
 # clock read counted as one), perflink's CPU outside its ticks, and the cost
 # model from it: a tick costs the system files and the output, plus each
 # watched process, plus each other process checked, plus each new pid,
-# plus each D note, plus each stall event written.
+# plus the D watch's drain and the stall detection, a tick each.
 awk '
 $2 == "tick" { tick[$1] = $3; if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }; next }
 $2 == "sched" { sched[$1] = $3; next }
@@ -322,12 +322,12 @@ END {
 		       " = %.0f fixed (system files, output)" \
 		       " + %.2f watched x %.1f us + %.1f others read x %.1f us" \
 		       " + %.0f skipped x %.2f us + %.2f scans x %.0f us + %.1f pids probed x %.1f us" \
-		       " + %.2f new pids x %.1f us + %.1f D notes x %.2f us + %.2f events x %.0f us;" \
+		       " + %.2f new pids x %.1f us + %.1f us the D watch (its ring, or the scan)" \
+		       " + %.1f us the stall detection and its events;" \
 		       " and %.1f us of the D watch in the tasks switching\n",
 		       m, sched[m], sched[m] - tick[m], tick[m], fixed, items[m, "watched"], each[m, "watched"],
 		       items[m, "others"], each[m, "others"], items[m, "skipped"], each[m, "skipped"],
 		       items[m, "scan"], each[m, "scan"], items[m, "probe"], each[m, "probe"],
-		       items[m, "new_pids"], each[m, "new_pids"], items[m, "d_watch"], each[m, "d_watch"],
-		       items[m, "events"], each[m, "events"], bpf[m]
+		       items[m, "new_pids"], each[m, "new_pids"], us[m, "d_watch"], us[m, "events"], bpf[m]
 	}
 }' "$splits"

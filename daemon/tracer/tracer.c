@@ -608,7 +608,7 @@ static void read_sys(struct pl_tracer *t, int rootfd, bool keep, struct pl_tsys_
 
 int pl__tracer_tick(struct pl_tracer *t)
 {
-	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t_ev, events, t1, c1;
+	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t_ev, t1, c1;
 	struct pl_tsys_sample s;
 	struct pl_tprocs_hint hint;
 	double wall = 0, mono = 0, ms;
@@ -644,11 +644,13 @@ int pl__tracer_tick(struct pl_tracer *t)
 	}
 	remember_sys(t, mono, &s);
 	t_ev = pl__tcost_now(t->procs.cost);
-	events = t->events;
 	if ((err = pl__tevents_tick(t, wall, mono)) < 0)
 		return err;
-	if (t->procs.cost) { /* timed apart from the output around it */
-		pl__tcost_done(t->procs.cost, PL_TPHASE_EVENTS, t_ev, t->events - events);
+	if (t->procs.cost) {
+		/* timed apart from the output around it; one item a tick: the
+		 * cost is the tick's (the wchan reads, the detection), and the
+		 * split keeps a phase's time by its items (pl__tcost_report) */
+		pl__tcost_done(t->procs.cost, PL_TPHASE_EVENTS, t_ev, 1);
 		t_out += pl__mono_ns() - t_ev;
 	}
 	if (fflush(t->csv) == EOF) {

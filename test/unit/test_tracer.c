@@ -825,6 +825,9 @@ static void test_cost_split(void)
 	TAP_EQ_U64(st.probes, 0, "and never probed by pid (its loadavg is not its own)");
 	TAP_EQ_U64(st.phase[PL_TPHASE_NEW].items, 1, "one new pid (dd)");
 	TAP_EQ_U64(st.phase[PL_TPHASE_OUTPUT].items, 3, "output once a tick");
+	/* a tick each, however many events: a tick's detection is timed, and
+	 * the split keeps a phase's time by its items */
+	TAP_EQ_U64(st.phase[PL_TPHASE_EVENTS].items, 3, "stall detection once a tick");
 	TAP_OK(st.phase[PL_TPHASE_WATCHED].reads >= 6 && st.phase[PL_TPHASE_NEW].reads >= 2,
 	       "reads counted where they were made (watched %llu, new %llu)",
 	       (unsigned long long)st.phase[PL_TPHASE_WATCHED].reads,
