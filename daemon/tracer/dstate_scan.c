@@ -76,8 +76,11 @@
 #define W_BLOCKED 4 /* the gate's count of tasks blocked in D, */
 #define W_COUNTED 5 /* and of candidates blocked in D */
 #define W_ALL 6     /* in: 1 names every leader, in D or not */
-#define W_CAND 7
-#define W_TGIDS (W_CAND + PL_DSCAN_CAND_MAX)
+#define W_NRAN 7    /* in: how many leaders' run time to read */
+#define W_CAND 8
+#define W_RANPID (W_CAND + PL_DSCAN_CAND_MAX)
+#define W_RAN (W_RANPID + PL_DSCAN_RAN_MAX) /* (run_ns, pcount) a leader, u64 */
+#define W_TGIDS (W_RAN + 4 * PL_DSCAN_RAN_MAX)
 #define ROOM 4096
 #define VALUE_SIZE (4 * (W_TGIDS + ROOM))
 
@@ -91,6 +94,9 @@ struct scan_btf {
 	uint32_t se_cfs_rq_off, cfs_rq_tg_off, tg_cfs_rq_off, cfs_rq_rq_off, nr_unint_off;
 	uint32_t nr_unint_size;
 	unsigned cpus;                             /* possible CPUs: tg->cfs_rq's length */
+	/* the run-time read: */
+	bool ran_check;
+	uint32_t run_off, pcount_off;
 };
 
 /* A member of structure id of the size the program loads. */
@@ -158,6 +164,9 @@ static bool find_gate_btf(const struct pl_btf *b, struct scan_btf *s, int task)
 	    (size != 4 && size != 8))
 		return false;
 	s->nr_unint_size = size;
+	/* the run time, with the gate's look-ups (CONFIG_SCHED_INFO) */
+	s->ran_check = member(b, task, "se.sum_exec_runtime", 8, &s->run_off) &&
+		       member(b, task, "sched_info.pcount", 8, &s->pcount_off);
 	return (s->cpus = possible_cpus()) > 0;
 }
 
@@ -198,7 +207,7 @@ static int16_t off16(uint32_t v)
  * end. */
 enum label {
 	LOOP, ROOM_LEFT, DONE, CPU_LOOP, CPU_NEXT, CPU_DONE, CAND_LOOP, CAND_NEXT, RELEASE,
-	CAND_DONE, NAME, N_LABELS
+	CAND_DONE, NAME, RAN_LOOP, RAN_NEXT, RAN_DONE, N_LABELS
 };
 struct prog {
 	struct bpf_insn insn[192];
@@ -273,6 +282,39 @@ static void kread(struct prog *p, uint8_t dst, uint8_t src, uint32_t add, uint32
 	op(p, BPF_LDX | BPF_MEM | (size == 4 ? BPF_W : BPF_DW), dst, 10, READ_STACK, 0);
 }
 
+/* The run-time read: for each pid asked (W_RANPID), its leader's
+ * se.sum_exec_runtime and sched_info.pcount into W_RAN, or a pcount of
+ * ~0 where there is no such task. r7 = the index; r9 (the gate's count)
+ * is kept. */
+static void assemble_ran(struct prog *p, const struct scan_btf *s)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
+	p->at[RAN_LOOP] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, PL_DSCAN_RAN_MAX, RAN_DONE);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_NRAN, 0);
+	jump_reg(p, BPF_JGE, 7, 1, RAN_DONE);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 1, 6, 0, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, 4 * W_RANPID, 0);
+	kfunc(p, s->k_from_pid);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 2, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 2, 0, 0, 4); /* 16 bytes a leader */
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 2, 6, 0, 0);
+	op(p, BPF_ST | BPF_MEM | BPF_DW, 2, 0, 4 * W_RAN + 8, -1);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, RAN_NEXT);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 0, off16(s->run_off), 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 3, 4 * W_RAN, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 0, off16(s->pcount_off), 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 3, 4 * W_RAN + 8, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
+	kfunc(p, s->k_release);
+	p->at[RAN_NEXT] = p->n;
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	jump(p, BPF_JA, 0, 0, RAN_LOOP);
+	p->at[RAN_DONE] = p->n;
+}
+
 /* The gate, after the iterator's first task (init_task, never in D) is in
  * r0: r9 = the tasks blocked in D on all runqueues, then each candidate
  * in D named, and counted if it is off the CPU (one in D on its CPU has
@@ -303,6 +345,8 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
 	jump(p, BPF_JA, 0, 0, CPU_LOOP);
 	p->at[CPU_DONE] = p->n;
+	if (s->ran_check)
+		assemble_ran(p, s);
 	/* r7 = the candidate's index, r8 = how many counted */
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 8, 0, 0, 0);
@@ -420,7 +464,7 @@ void pl__dscan_init(struct pl_dscan *d)
 {
 	d->prog_fd = d->map_fd = -1;
 	d->value = NULL;
-	d->gate = false;
+	d->gate = d->ran_check = false;
 }
 
 int pl__dscan_open(struct pl_dscan *d)
@@ -459,7 +503,12 @@ int pl__dscan_open(struct pl_dscan *d)
 	}
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* the task iterator kfuncs ask for it */
 	memcpy(a.prog_name, "pl_dscan", sizeof("pl_dscan"));
-	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0 && s.gate) {
+	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0 && s.ran_check) {
+		s.ran_check = false; /* the gate alone, then the walk alone */
+		a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
+		d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
+	}
+	if (d->prog_fd < 0 && s.gate) {
 		/* a verifier that takes the walk but not the gate (a helper or
 		 * kfunc it does not give a syscall program): the walk alone */
 		s.gate = false;
@@ -472,6 +521,7 @@ int pl__dscan_open(struct pl_dscan *d)
 		return err;
 	}
 	d->gate = s.gate;
+	d->ran_check = s.gate && s.ran_check;
 	return 0;
 }
 
@@ -496,19 +546,40 @@ static ssize_t run(const struct pl_dscan *d, int *out, size_t cap, bool *overflo
 	return (ssize_t)n;
 }
 
-ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
-		       size_t cap, bool *overflow, bool *walked)
+ssize_t pl__dscan_read_ran(const struct pl_dscan *d, const int *cand, size_t n_cand,
+			   const int *ran_pids, size_t n_ran, struct pl_dscan_ran *ran, int *out,
+			   size_t cap, bool *overflow, bool *walked)
 {
 	ssize_t n;
 
 	if (n_cand > PL_DSCAN_CAND_MAX)
 		n_cand = 0; /* too many to check one by one: the walk */
+	if (!d->ran_check)
+		n_ran = 0;
+	if (n_ran > PL_DSCAN_RAN_MAX)
+		n_ran = PL_DSCAN_RAN_MAX;
 	for (size_t i = 0; i < n_cand; i++)
 		d->value[W_CAND + i] = (uint32_t)cand[i];
 	d->value[W_NCAND] = (uint32_t)n_cand;
+	for (size_t i = 0; i < n_ran; i++)
+		d->value[W_RANPID + i] = (uint32_t)ran_pids[i];
+	d->value[W_NRAN] = (uint32_t)n_ran;
 	n = run(d, out, cap, overflow);
 	*walked = d->value[W_WALKED] != 0;
+	for (size_t i = 0; i < n_ran; i++) {
+		const void *pair = (const void *)(d->value + W_RAN + 4 * i);
+
+		memcpy(&ran[i].run_ns, pair, 8); /* as the program stored them */
+		memcpy(&ran[i].pcount, (const char *)pair + 8, 8);
+		ran[i].ok = n >= 0 && ran[i].pcount != UINT64_MAX;
+	}
 	return n;
+}
+
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
+		       size_t cap, bool *overflow, bool *walked)
+{
+	return pl__dscan_read_ran(d, cand, n_cand, NULL, 0, NULL, out, cap, overflow, walked);
 }
 
 ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)

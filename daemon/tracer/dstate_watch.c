@@ -172,7 +172,8 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 	bool timed = w->kind != PL_DWATCH_SCAN || w->scans % SCAN_TIMED_EVERY == 0;
 	uint64_t t0 = timed ? pl__thread_cpu_ns() : 0;
 	bool walked = true;
-	ssize_t n = pl__dscan_read(&w->scan, w->cand, w->n_cand, out, cap, overflow, &walked);
+	ssize_t n = pl__dscan_read_ran(&w->scan, w->cand, w->n_cand, w->ran_pids, w->n_ran, w->ran,
+				       out, cap, overflow, &walked);
 
 	if (timed) {
 		uint64_t d = pl__thread_cpu_ns() - t0;
@@ -181,7 +182,17 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 	}
 	w->scans++;
 	w->walks += n >= 0 && walked;
+	w->ran_valid = n >= 0 && w->scan.ran_check;
 	return n;
+}
+
+void pl__dwatch_ran_pids(struct pl_dwatch *w, const int *pids, size_t n)
+{
+	if (n > PL_DSCAN_RAN_MAX)
+		n = PL_DSCAN_RAN_MAX;
+	if (n > 0)
+		memcpy(w->ran_pids, pids, n * sizeof(*pids));
+	w->n_ran = n;
 }
 
 ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
@@ -391,6 +402,7 @@ size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflo
 	size_t n = 0;
 
 	*overflow = false;
+	w->ran_valid = false;
 	if (!w->on)
 		return 0;
 	if (w->kind == PL_DWATCH_SWITCH) {

@@ -45,6 +45,12 @@ struct pl_dwatch {
 	uint64_t walks;           /* scans that walked the list (the gate did not answer) */
 	int cand[PL_DSCAN_CAND_MAX]; /* the next scan's candidates (pl__dwatch_candidates) */
 	size_t n_cand;
+	/* leaders whose run time the next scan reads, and what it read: valid
+	 * when ran_valid (a scan ran at the last drain, with the gate) */
+	int ran_pids[PL_DSCAN_RAN_MAX];
+	size_t n_ran;
+	struct pl_dscan_ran ran[PL_DSCAN_RAN_MAX];
+	bool ran_valid;
 	unsigned calm;            /* steers in a row the switch watch would have cost less */
 	unsigned since_scan;      /* steers with the switch watch since a scan measured */
 	bool scan_next;           /* the switch watch was just attached: scan once more */
@@ -83,8 +89,10 @@ ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool 
 
 /* The processes the next scan checks first (dstate_scan.h): the leaders
  * likeliest to be in D, those in D or writing at their last reading. More
- * than PL_DSCAN_CAND_MAX: none, the scan walks. */
+ * than PL_DSCAN_CAND_MAX: none, the scan walks. And those whose run time
+ * it reads (up to PL_DSCAN_RAN_MAX), into ran, if it runs. */
 void pl__dwatch_candidates(struct pl_dwatch *w, const int *pids, size_t n);
+void pl__dwatch_ran_pids(struct pl_dwatch *w, const int *pids, size_t n);
 
 /* Where the kernel has both ways: take the one that costs less now. The
  * switch watch costs ~130 ns (SWITCH_COST_NS) for each of the machine's

@@ -139,6 +139,10 @@ struct pl_tproc {
 	 * leader's schedstat: a single-threaded process, whose clock is its
 	 * leader's run time */
 	bool ss_clock;
+	/* the leader's run time and pcount as the D scan read them this tick
+	 * (bpf_tick, the tick + 1), the same fields as its schedstat: read_schedstat takes
+	 * them instead of a system call */
+	uint64_t bpf_tick, bpf_run_ns, bpf_pcount;
 
 	uint64_t rchar, wchar, wbytes;
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
@@ -301,6 +305,7 @@ struct pl_tprocs {
 	 * sleeping processes need not be read to find a D state */
 	struct pl_dwatch dwatch;
 	uint64_t leader_lists; /* scans that took the D scan's walk (list_leaders) */
+	uint64_t scan_ran_reads; /* run times the D scan read (read_schedstat) */
 	int *notes;
 	size_t notes_cap, n_notes; /* n_notes: taken this tick, 0 on overflow */
 	uint64_t notes_read, note_overflows;

@@ -349,7 +349,13 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 		return 0;
 	}
 	tp->schedstat_reads++;
-	if (clock) {
+	if (p->bpf_tick == tp->tick + 1) {
+		/* read by the D scan this tick: its schedstat's fields */
+		clock = false;
+		run_ns = p->bpf_run_ns;
+		pcount = p->bpf_pcount;
+		tp->scan_ran_reads++;
+	} else if (clock) {
 		n = read_cpuclock(tp, p->pid, &run_ns);
 		if (n < 0) {
 			p->ss_ok = false;
@@ -1039,8 +1045,8 @@ static long lookup(const struct pl_tprocs *tp, int pid)
  * walk the process list. The last tick's list is still in touched. */
 static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 {
-	int cand[PL_DSCAN_CAND_MAX + 1];
-	size_t n = 0;
+	int cand[PL_DSCAN_CAND_MAX + 1], ran[PL_DSCAN_RAN_MAX];
+	size_t n = 0, n_ran = 0;
 
 	for (int pass = 0; pass < 2 && n <= PL_DSCAN_CAND_MAX; pass++) {
 		for (size_t k = 0; k < tp->n_touched && n <= PL_DSCAN_CAND_MAX; k++) {
@@ -1053,6 +1059,31 @@ static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 		}
 	}
 	pl__dwatch_candidates(&tp->dwatch, cand, n);
+	/* the watched, whose run time every tick reads first */
+	for (size_t k = 0; k < tp->n_touched && n_ran < PL_DSCAN_RAN_MAX; k++) {
+		const struct pl_tproc *p = &tp->v[tp->touched[k]];
+
+		if (p->label >= 0 && p->pid != tp->self_pid)
+			ran[n_ran++] = p->pid;
+	}
+	pl__dwatch_ran_pids(&tp->dwatch, ran, n_ran);
+}
+
+/* What the scan read of the watched leaders' run time, into their entries
+ * for read_schedstat. The hash must be current. */
+static void take_ran(struct pl_tprocs *tp, uint64_t tick)
+{
+	const struct pl_dwatch *w = &tp->dwatch;
+
+	for (size_t k = 0; k < w->n_ran; k++) {
+		long at = w->ran[k].ok ? lookup(tp, w->ran_pids[k]) : -1;
+
+		if (at >= 0) {
+			tp->v[at].bpf_tick = tick + 1; /* 0: none */
+			tp->v[at].bpf_run_ns = w->ran[k].run_ns;
+			tp->v[at].bpf_pcount = w->ran[k].pcount;
+		}
+	}
 }
 
 /* The leaders the D watch saw go into D since the last tick: each is read
@@ -1072,8 +1103,10 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	n = pl__dwatch_drain(&tp->dwatch, tp->notes, tp->notes_cap, &overflow);
 	tp->notes_read += n;
 	tp->n_notes = overflow ? 0 : n;
-	if (n > 0 && !overflow && rebuild_hash(tp) < 0)
+	if ((n > 0 || tp->dwatch.ran_valid) && !overflow && rebuild_hash(tp) < 0)
 		overflow = true;
+	if (tp->dwatch.ran_valid && !overflow)
+		take_ran(tp, tick);
 	for (size_t i = 0; i < n && !overflow; i++) {
 		long at = lookup(tp, tp->notes[i]);
 

@@ -965,6 +965,95 @@ static void rescan_case(int rootfd)
 	probe_force(NULL);
 }
 
+/* A watched process is checked every tick for whether it ran: with the
+ * scan, from the run time the scan's own run read (no system call of its
+ * own), and a tick at which it did not run reads neither its stat nor its
+ * io; after it wrote, the next tick reads its io and has its writes. */
+static void scan_ran_case(int rootfd, const char *dir)
+{
+	static const char *const names[] = { "pl-ranwatch" };
+	struct pl_tprocs_cfg cfg = { names, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	uint64_t reads;
+	int cmd[2], ack[2], child;
+	struct pl_tproc *p;
+	char c = 'w';
+
+	probe_force(watch_force);
+	if (pipe(cmd) || pipe(ack) || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	use_kind(&tp.dwatch);
+	if (!tp.dwatch.scan.ran_check) {
+		TAP_SKIP("no run-time read in the scan on this kernel (no CONFIG_SCHED_INFO, or the "
+			 "gate's absent)");
+		TAP_SKIP("so none to test");
+		TAP_SKIP("nor its writes");
+		pl__tprocs_free(&tp);
+		probe_force(NULL);
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		static char block[8192];
+		char path[128];
+		int fd;
+
+		prctl(PR_SET_NAME, "pl-ranwatch", 0, 0, 0);
+		snprintf(path, sizeof(path), "%s/ranwatch", dir);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		close(cmd[1]);
+		close(ack[0]);
+		if (fd < 0 || write(ack[1], &c, 1) != 1)
+			_exit(1);
+		while (read(cmd[0], &c, 1) == 1) {
+			if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block) ||
+			    write(ack[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	if (read(ack[0], &c, 1) != 1)
+		exit(99);
+	wait_state(child, 'S');
+	probe_tick(&tp);
+	probe_tick(&tp);
+	reads = tp.scan_ran_reads;
+	probe_tick(&tp);
+	p = rec_of(&tp, child);
+	TAP_OK(p && p->label >= 0 && tp.scan_ran_reads > reads && p->seen_tick == tick &&
+		       !p->woke_now && p->io_tick == tick && p->gap_wchar == 0,
+	       "scan ran: a watched process asleep is checked from the scan's read of its run "
+	       "time (%llu such reads), and not read further",
+	       (unsigned long long)(tp.scan_ran_reads - reads));
+	if (write(cmd[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1)
+		exit(99);
+	wait_state(child, 'S');
+	reads = tp.scan_ran_reads;
+	probe_tick(&tp);
+	p = rec_of(&tp, child);
+	TAP_OK(p && tp.scan_ran_reads > reads && p->woke_now && p->io_now && p->gap_wchar >= 8192,
+	       "scan ran: after it wrote, it is found to have run, and its 8 KiB are read (%lld)",
+	       p ? (long long)p->gap_wchar : -1LL);
+	probe_tick(&tp);
+	p = rec_of(&tp, child);
+	TAP_OK(p && !p->woke_now && p->gap_wchar == 0,
+	       "scan ran: asleep again, the tick after has it not run");
+	close(cmd[1]);
+	waitpid(child, NULL, 0);
+	close(ack[0]);
+	{
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/ranwatch", dir);
+		unlink(path);
+	}
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 static void self_case(int rootfd)
 {
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
@@ -1045,6 +1134,7 @@ int main(void)
 		if (watch_kind == PL_DWATCH_SCAN) {
 			steer_case();
 			rescan_case(rootfd);
+			scan_ran_case(rootfd, dir);
 		}
 		births_case(rootfd, true, 0);
 		births_case(rootfd, true, 100);
