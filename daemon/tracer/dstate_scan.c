@@ -282,6 +282,22 @@ static void kread(struct prog *p, uint8_t dst, uint8_t src, uint32_t add, uint32
 	op(p, BPF_LDX | BPF_MEM | (size == 4 ? BPF_W : BPF_DW), dst, 10, READ_STACK, 0);
 }
 
+/* A loop over pids given in the value (r6): label top here; done when r7
+ * reaches max or the count at word n_word; else r1 = the pid at word
+ * pids_word + r7. */
+static void next_pid(struct prog *p, enum label top, int32_t max, int16_t n_word,
+		     int16_t pids_word, enum label done)
+{
+	p->at[top] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, max, done);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, (int16_t)(4 * n_word), 0);
+	jump_reg(p, BPF_JGE, 7, 1, done);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 1, 6, 0, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, (int16_t)(4 * pids_word), 0);
+}
+
 /* The run-time read: for each pid asked (W_RANPID), its leader's
  * se.sum_exec_runtime and sched_info.pcount into W_RAN, or a pcount of
  * ~0 where there is no such task. r7 = the index; r9 (the gate's count)
@@ -289,14 +305,7 @@ static void kread(struct prog *p, uint8_t dst, uint8_t src, uint32_t add, uint32
 static void assemble_ran(struct prog *p, const struct scan_btf *s)
 {
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
-	p->at[RAN_LOOP] = p->n;
-	jump(p, BPF_JGE | BPF_K, 7, PL_DSCAN_RAN_MAX, RAN_DONE);
-	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_NRAN, 0);
-	jump_reg(p, BPF_JGE, 7, 1, RAN_DONE);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 2);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 1, 6, 0, 0);
-	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, 4 * W_RANPID, 0);
+	next_pid(p, RAN_LOOP, PL_DSCAN_RAN_MAX, W_NRAN, W_RANPID, RAN_DONE);
 	kfunc(p, s->k_from_pid);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 2, 7, 0, 0);
 	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 2, 0, 0, 4); /* 16 bytes a leader */
@@ -350,14 +359,7 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 	/* r7 = the candidate's index, r8 = how many counted */
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 8, 0, 0, 0);
-	p->at[CAND_LOOP] = p->n;
-	jump(p, BPF_JGE | BPF_K, 7, PL_DSCAN_CAND_MAX, CAND_DONE);
-	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 6, 4 * W_NCAND, 0);
-	jump_reg(p, BPF_JGE, 7, 1, CAND_DONE);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 2);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 1, 6, 0, 0);
-	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, 4 * W_CAND, 0); /* r1 = its pid */
+	next_pid(p, CAND_LOOP, PL_DSCAN_CAND_MAX, W_NCAND, W_CAND, CAND_DONE);
 	op(p, BPF_STX | BPF_MEM | BPF_W, 10, 1, READ_STACK, 0);
 	kfunc(p, s->k_from_pid);
 	jump(p, BPF_JEQ | BPF_K, 0, 0, CAND_NEXT);
