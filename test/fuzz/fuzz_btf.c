@@ -1,7 +1,8 @@
 /* libFuzzer target: btf_find.h's reading of BTF (the kernel's type
  * information, which the D scan reads task_struct's offsets from) on
- * arbitrary bytes: the parse, then every look-up the scan makes, and a
- * member look-up in every structure the bytes declare. */
+ * arbitrary bytes: the parse, then every look-up the scan makes, and
+ * member look-ups, by name and by path, in every structure the bytes
+ * declare. */
 #include "btf_find.h"
 
 #include <stdint.h>
@@ -30,6 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t id = 0; id < b.ntypes && id < 4096; id++) {
 		pl__btf_member(&b, (int)id, "tgid", &off, &sz);
 		pl__btf_member(&b, (int)id, "", &off, &sz);
+		/* paths through structure members, as the scan's gate asks */
+		pl__btf_member(&b, (int)id, "se.cfs_rq", &off, &sz);
+		pl__btf_member(&b, (int)id, "seq.seq.seq", &off, &sz);
+		pl__btf_member(&b, (int)id, ".", &off, &sz);
 	}
 	pl__btf_free(&b);
 	return 0;
