@@ -28,7 +28,7 @@
  * average counts) and looks up the candidates the caller gives (by pid,
  * bpf_task_from_pid): when those in D and off their CPU are as many as the
  * runqueues count, they are all there are, and the walk is skipped. On the
- * test VM under the bench's stall load, 90-93% of the runs: the d_watch
+ * test VM under the bench's stall load, 87-93% of the runs: the d_watch
  * phase went from 58 to 23 us a tick (what is left is mostly the bpf(2)
  * call itself, ~15 us with cold caches, as an empty program's run costs).
  * What it gives up: a task shows D from the moment it sets its state, and
