@@ -570,9 +570,10 @@ static struct pl_writes *gone_writer(struct pl_tprocs *tp, int pid)
  * live /proc that read has the whole jump: a child's kept fd fails only
  * once it is released, and a parent that waits for it adds its io before
  * it releases it (wait_task_zombie); a child that no one waited for (its
- * parent ignores SIGCHLD) adds nothing. So the parent is settled: read
- * every tick until REAP_TICKS instead, a shell loop running a dd round
- * every 0.3 s was read almost every tick of the bench's stall load. */
+ * parent ignores SIGCHLD) adds nothing. So that reading settles the
+ * parent (it was read at every tick for REAP_TICKS before: a shell loop
+ * running a dd round every 0.3 s was read at almost every tick of the
+ * bench's stall load). */
 static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick,
 			  bool read_since)
 {
