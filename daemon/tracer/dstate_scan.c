@@ -292,6 +292,19 @@ static void kread(struct prog *p, uint8_t dst, uint8_t src, uint32_t add, uint32
 	op(p, BPF_LDX | BPF_MEM | (size == 4 ? BPF_W : BPF_DW), dst, 10, READ_STACK, 0);
 }
 
+/* tgids[count] = register src, count + 1 into the value (r6): r3 holds the
+ * count, checked under ROOM (which bounds the store for the verifier).
+ * Clobbers r4. */
+static void put_tgid(struct prog *p, uint8_t src)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 4, src, 4 * W_TGIDS, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
+	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 4 * W_COUNT, 0);
+}
+
 /* A loop over pids given in the value (r6): label top here; done when r7
  * reaches max or the count at word n_word; else r1 = the pid at word
  * pids_word + r7. */
@@ -379,13 +392,8 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 	jump(p, BPF_JNE | BPF_K, 2, TASK_UNINTERRUPTIBLE, RELEASE);
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4 * W_COUNT, 0);
 	jump(p, BPF_JGE | BPF_K, 3, ROOM, RELEASE);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 5, 10, READ_STACK, 0);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 5, 4 * W_TGIDS, 0);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 4 * W_COUNT, 0);
+	put_tgid(p, 5);
 	if (s->on_cpu_off) {
 		op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->on_cpu_off), 0);
 		jump(p, BPF_JNE | BPF_K, 2, 0, RELEASE);
@@ -451,12 +459,7 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	jump(p, BPF_JA, 0, 0, LOOP);
 	p->at[ROOM_LEFT] = p->n;
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 2);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 4, 2, 4 * W_TGIDS, 0);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, 1);
-	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 3, 4 * W_COUNT, 0);
+	put_tgid(p, 2);
 	jump(p, BPF_JA, 0, 0, LOOP);
 	p->at[DONE] = p->n;
 	iter_arg(p);
@@ -558,9 +561,9 @@ static ssize_t run(const struct pl_dscan *d, int *out, size_t cap, bool *overflo
 	return (ssize_t)n;
 }
 
-ssize_t pl__dscan_read_ran(const struct pl_dscan *d, const int *cand, size_t n_cand,
-			   const int *ran_pids, size_t n_ran, struct pl_dscan_ran *ran, int *out,
-			   size_t cap, bool *overflow, bool *walked)
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
+		       const int *ran_pids, size_t n_ran, struct pl_dscan_ran *ran, int *out,
+		       size_t cap, bool *overflow, bool *walked)
 {
 	ssize_t n;
 
@@ -586,12 +589,6 @@ ssize_t pl__dscan_read_ran(const struct pl_dscan *d, const int *cand, size_t n_c
 		ran[i].ok = n >= 0 && ran[i].pcount != UINT64_MAX;
 	}
 	return n;
-}
-
-ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
-		       size_t cap, bool *overflow, bool *walked)
-{
-	return pl__dscan_read_ran(d, cand, n_cand, NULL, 0, NULL, out, cap, overflow, walked);
 }
 
 ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)

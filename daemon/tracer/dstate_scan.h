@@ -41,17 +41,14 @@ int pl__dscan_open(struct pl_dscan *d);
  * gate, the cand (up to PL_DSCAN_CAND_MAX; more are not looked at) are
  * checked first: when the runqueues count no more tasks blocked in D than
  * those of them found off the CPU in D, they are the answer, and the list
- * is not walked (*walked false). */
-ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand, int *out,
+ * is not walked (*walked false). With the gate and d->ran_check, the same
+ * run also reads the run time of up to PL_DSCAN_RAN_MAX leaders by pid
+ * (ran_pids) into ran: for each, one look-up in the run already made,
+ * where a read of its CPU clock is a system call (0.3-0.5 against 1-2.5 us
+ * on the test VM); without, n_ran is taken as 0. */
+ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
+		       const int *ran_pids, size_t n_ran, struct pl_dscan_ran *ran, int *out,
 		       size_t cap, bool *overflow, bool *walked);
-/* With the gate (d->ran_check), the same run also reads the run time of up
- * to PL_DSCAN_RAN_MAX leaders by pid (ran_pids) into ran: for each, one
- * look-up in the run already made, where a read of its CPU clock is a
- * system call (0.3-0.4 against 1-2.5 us on the test VM). Where there is
- * no gate, n_ran is taken as 0. */
-ssize_t pl__dscan_read_ran(const struct pl_dscan *d, const int *cand, size_t n_cand,
-			   const int *ran_pids, size_t n_ran, struct pl_dscan_ran *ran, int *out,
-			   size_t cap, bool *overflow, bool *walked);
 /* Every thread group leader, in D or not (the same walk): the processes
  * there are, as a listing of /proc in the initial pid namespace has them,
  * for a tenth of its cost. How many, or -errno; *overflow as above. */

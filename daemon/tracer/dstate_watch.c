@@ -172,8 +172,8 @@ static ssize_t scan(struct pl_dwatch *w, int *out, size_t cap, bool *overflow)
 	bool timed = w->kind != PL_DWATCH_SCAN || w->scans % SCAN_TIMED_EVERY == 0;
 	uint64_t t0 = timed ? pl__thread_cpu_ns() : 0;
 	bool walked = true;
-	ssize_t n = pl__dscan_read_ran(&w->scan, w->cand, w->n_cand, w->ran_pids, w->n_ran, w->ran,
-				       out, cap, overflow, &walked);
+	ssize_t n = pl__dscan_read(&w->scan, w->cand, w->n_cand, w->ran_pids, w->n_ran, w->ran, out,
+				   cap, overflow, &walked);
 
 	if (timed) {
 		uint64_t d = pl__thread_cpu_ns() - t0;

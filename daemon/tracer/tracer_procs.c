@@ -1660,6 +1660,8 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 
 	tp->n_new_children = 0;
 	tp->tick = tick;
+	/* before touched is emptied: the scan's candidates and the processes
+	 * whose run time it reads are the last tick's reads (give_candidates) */
 	if (take_notes(tp, tick))
 		all = true;
 	tp->n_touched = 0;

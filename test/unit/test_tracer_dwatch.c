@@ -835,11 +835,13 @@ static void quiet_reap_case(int rootfd, const char *dir, bool tail)
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	struct pl_tprocs tp;
 	const char *name = tail ? "tail" : "quiet";
+	char path[128];
 	int ack[2], cgo[2], runner, child = 0;
 	uint64_t first, rb = 0, rc = 0;
 	struct pl_tproc *pr, *pc;
 	char c;
 
+	snprintf(path, sizeof(path), "%s/quiet-reap", dir);
 	probe_force(watch_force);
 	if (pipe(ack) || pipe(cgo) || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
@@ -858,11 +860,8 @@ static void quiet_reap_case(int rootfd, const char *dir, bool tail)
 				_exit(1);
 			if (tail) {
 				static char block[1 << 20];
-				char path[128];
-				int fd;
+				int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-				snprintf(path, sizeof(path), "%s/quiet-reap", dir);
-				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 				memset(block, 'q', sizeof(block));
 				if (fd < 0 || write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
 					_exit(1);
@@ -912,12 +911,8 @@ static void quiet_reap_case(int rootfd, const char *dir, bool tail)
 	kill(runner, SIGKILL);
 	waitpid(runner, NULL, 0);
 	close(ack[0]);
-	if (tail) {
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/quiet-reap", dir);
+	if (tail)
 		unlink(path);
-	}
 	pl__tprocs_free(&tp);
 	probe_force(NULL);
 }
@@ -977,8 +972,9 @@ static void scan_ran_case(int rootfd, const char *dir)
 	uint64_t reads;
 	int cmd[2], ack[2], child;
 	struct pl_tproc *p;
-	char c = 'w';
+	char c = 'w', path[128];
 
+	snprintf(path, sizeof(path), "%s/ranwatch", dir);
 	probe_force(watch_force);
 	if (pipe(cmd) || pipe(ack) || pl__tprocs_init(&tp, &cfg) < 0 ||
 	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
@@ -996,11 +992,9 @@ static void scan_ran_case(int rootfd, const char *dir)
 	child = fork();
 	if (child == 0) {
 		static char block[8192];
-		char path[128];
 		int fd;
 
 		prctl(PR_SET_NAME, "pl-ranwatch", 0, 0, 0);
-		snprintf(path, sizeof(path), "%s/ranwatch", dir);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		close(cmd[1]);
 		close(ack[0]);
@@ -1044,12 +1038,7 @@ static void scan_ran_case(int rootfd, const char *dir)
 	close(cmd[1]);
 	waitpid(child, NULL, 0);
 	close(ack[0]);
-	{
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/ranwatch", dir);
-		unlink(path);
-	}
+	unlink(path);
 	pl__tprocs_free(&tp);
 	probe_force(NULL);
 }
