@@ -67,7 +67,7 @@ static void summary(const struct pl_tracer *t)
 		"perflink trace: %llu ticks, %llu rows, %llu stall events, %llu processes; "
 		"sampler_ms p50 %.3f p99 %.3f max %.3f (tick wall p99 %.3f max %.3f); "
 		"io unreadable %llu, read errors %llu, exits %llu, pid reuses %llu; reads: "
-		"schedstat %llu (by the D scan %llu) stat %llu io %llu, directory scans %llu (and %llu walks), pid probes %llu (listed %llu), "
+		"schedstat %llu (by the D scan %llu) stat %llu (%llu) io %llu (%llu), directory scans %llu (and %llu walks), pid probes %llu (listed %llu), "
 		"new processes put off a tick %llu (gone before opened %llu), full sweeps %llu, kept fds %llu\n",
 		(unsigned long long)st.ticks, (unsigned long long)st.rows,
 		(unsigned long long)st.stall_events, (unsigned long long)st.processes,
@@ -76,7 +76,8 @@ static void summary(const struct pl_tracer *t)
 		(unsigned long long)st.read_errors, (unsigned long long)st.exits,
 		(unsigned long long)st.pid_reuses, (unsigned long long)st.schedstat_reads,
 		(unsigned long long)st.scan_ran_reads,
-		(unsigned long long)st.stat_reads, (unsigned long long)st.io_reads,
+		(unsigned long long)st.stat_reads, (unsigned long long)st.scan_stat_reads,
+		(unsigned long long)st.io_reads, (unsigned long long)st.scan_io_reads,
 		(unsigned long long)st.dir_scans, (unsigned long long)st.leader_lists,
 		(unsigned long long)st.probes,
 		(unsigned long long)st.pid_lists,

@@ -237,6 +237,31 @@ static uint32_t scalar_size(const struct pl_btf *b, uint32_t id)
 	}
 }
 
+/* The size of a structure or union id is, or of an array of whole-byte
+ * scalars (task_struct's comm), through typedefs and qualifiers; 0 for
+ * anything else. */
+static uint32_t object_size(const struct pl_btf *b, uint32_t id)
+{
+	struct btf_type t;
+	struct btf_array a;
+	uint32_t elem;
+
+	if ((id = unqualified(b, id)) == 0)
+		return 0;
+	t = type_of(b, id);
+	switch (BTF_INFO_KIND(t.info)) {
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return t.size;
+	case BTF_KIND_ARRAY:
+		memcpy(&a, b->types + b->type_at[id] + sizeof(t), sizeof(a));
+		elem = a.type < b->ntypes ? scalar_size(b, a.type) : 0;
+		return elem && a.nelems <= UINT32_MAX / elem ? elem * a.nelems : 0;
+	default:
+		return 0;
+	}
+}
+
 static int member_in(const struct pl_btf *b, uint32_t id, const char *name, uint32_t base,
 		     int depth, uint32_t *offset, uint32_t *size)
 {
@@ -274,6 +299,8 @@ static int member_in(const struct pl_btf *b, uint32_t id, const char *name, uint
 		} else if (strcmp(n, name) == 0) {
 			uint32_t sz = scalar_size(b, m.type);
 
+			if (sz == 0)
+				sz = object_size(b, m.type);
 			if (sz == 0 || base + bits / 8 > UINT32_MAX - sz)
 				return -ENOENT;
 			*offset = base + bits / 8;

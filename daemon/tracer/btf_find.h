@@ -43,7 +43,9 @@ int pl__btf_find(const struct pl_btf *b, const char *name, unsigned kind);
 /* The byte offset and size of member name of structure (or union) id,
  * looking inside unnamed structures and unions (a kernel built with
  * randomized layout puts task_struct's fields in one). The member must be
- * a whole-byte integer (through typedefs and qualifiers) or a pointer.
+ * a whole-byte integer (through typedefs and qualifiers), a pointer, a
+ * structure or union (its whole size), or an array of whole-byte integers
+ * (task_struct's comm).
  * 0, or -ENOENT. */
 int pl__btf_member(const struct pl_btf *b, int id, const char *name, uint32_t *offset,
 		   uint32_t *size);

@@ -42,10 +42,14 @@
  * every time. The same run reads, by pid, the run time of the leaders the
  * caller asks for (the watched ones, checked every tick for whether they
  * ran): a look-up each in a run already made, where a read of a process's
- * CPU clock is a system call. Asked for the others a tick reads as well
- * (those in their slice, the writers), it cost more than their clock reads
- * saved: stall load, two builds in turn, 0.348 and 0.363 ms a tick against
- * 0.322 and 0.319.
+ * CPU clock is a system call. For the run time alone, asking for the others
+ * a tick reads as well (those in their slice, the writers) cost more than
+ * their clock reads saved: stall load, two builds in turn, 0.348 and 0.363
+ * ms a tick against 0.322 and 0.319. With the fields of their stat and io
+ * (dstate_fields.h), read only of those that ran since the caller's last
+ * reading, it saves those two reads: the caller asks for the watched and
+ * for the others it will read again (not those of a slice, whose tasks are
+ * cold: ~1 us a look-up).
  *
  * The program is a syscall one (BPF_PROG_TYPE_SYSCALL), run on demand by
  * one bpf(BPF_PROG_TEST_RUN): a task iterator program would cost a new
@@ -66,11 +70,14 @@
 
 #include "bpf_asm.h"
 #include "btf_find.h"
+#include "dstate_fields.h"
+#include "procfile.h"
 
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_NOLOAD 0x400
 #define ITER_STACK (-24) /* struct bpf_iter_task: 3 u64, 8-aligned */
 #define READ_STACK (-32) /* what bpf_probe_read_kernel reads into */
+#define SIGNAL_STACK (-40) /* a task's signal_struct, kept across two reads */
 #define CPUS_MAX 1024    /* more possible CPUs: no gate */
 /* The map's one value, in 32-bit words: how many named, whether there were
  * more, whether the list was walked (else the candidates in D are the
@@ -88,8 +95,9 @@
 #define W_NRAN 7    /* in: how many leaders' run time to read */
 #define W_CAND 8
 #define W_RANPID (W_CAND + PL_DSCAN_CAND_MAX)
-#define W_RAN (W_RANPID + PL_DSCAN_RAN_MAX) /* (run_ns, pcount) a leader, u64 */
-#define W_TGIDS (W_RAN + 4 * PL_DSCAN_RAN_MAX)
+#define W_RAN (W_RANPID + PL_DSCAN_RAN_MAX) /* a record a leader (dstate_fields.h) */
+#define REC_BYTES (8 * PL_REC_WORDS)
+#define W_TGIDS (W_RAN + REC_BYTES / 4 * PL_DSCAN_RAN_MAX)
 #define ROOM 4096
 #define VALUE_SIZE (4 * (W_TGIDS + ROOM))
 
@@ -106,6 +114,9 @@ struct scan_btf {
 	/* the run-time read: */
 	bool ran_check;
 	uint32_t run_off, pcount_off;
+	/* and the stat's and io's fields with it */
+	bool fields;
+	struct pl_dscan_layout layout;
 };
 
 /* A member of structure id of the size the program loads. */
@@ -177,6 +188,7 @@ static bool find_gate_btf(const struct pl_btf *b, struct scan_btf *s, int task)
 	/* the run time, with the gate's look-ups (CONFIG_SCHED_INFO) */
 	s->ran_check = member(b, task, "se.sum_exec_runtime", 8, &s->run_off) &&
 		       member(b, task, "sched_info.pcount", 8, &s->pcount_off);
+	s->fields = s->ran_check && pl__dscan_fields_btf(b, task, &s->layout);
 	return (s->cpus = possible_cpus()) > 0;
 }
 
@@ -217,13 +229,13 @@ static int16_t off16(uint32_t v)
  * end. */
 enum label {
 	LOOP, ROOM_LEFT, DONE, CPU_LOOP, CPU_NEXT, CPU_DONE, CAND_LOOP, CAND_NEXT, RELEASE,
-	CAND_DONE, NAME, RAN_LOOP, RAN_NEXT, RAN_DONE, N_LABELS
+	CAND_DONE, NAME, RAN_LOOP, RAN_NEXT, RAN_DONE, RAN_FIELDS, RAN_RELEASE, N_LABELS
 };
 struct prog {
-	struct bpf_insn insn[192];
+	struct bpf_insn insn[320];
 	size_t n, n_jumps;
-	size_t at[N_LABELS], jump_insn[24];
-	enum label jump_to[24];
+	size_t at[N_LABELS], jump_insn[32];
+	enum label jump_to[32];
 	bool cut;
 };
 
@@ -321,25 +333,100 @@ static void next_pid(struct prog *p, enum label top, int32_t max, int16_t n_word
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 1, 1, (int16_t)(4 * pids_word), 0);
 }
 
+/* r2 = the record of the leader at index r7 (less W_RAN, which the
+ * stores add). */
+static void rec_addr(struct prog *p, uint8_t reg)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, reg, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_MUL | BPF_K, reg, 0, 0, REC_BYTES);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, reg, 6, 0, 0);
+}
+
+/* Store register src (size 4 or 8) at word (64-bit) w, plus 4 for the high
+ * half, of the record of index r7. Clobbers r2. */
+static void rec_store(struct prog *p, uint8_t src, int w, int half, uint32_t size)
+{
+	rec_addr(p, 2);
+	op(p, BPF_STX | BPF_MEM | (size == 4 ? BPF_W : BPF_DW), 2, src,
+	   (int16_t)(4 * W_RAN + 8 * w + 4 * half), 0);
+}
+
+/* size bytes at kernel address r(src) + add into the record's word w,
+ * through bpf_probe_read_kernel (zeroed where it faults). Clobbers r0-r5. */
+static void rec_read(struct prog *p, int w, uint8_t src, uint32_t add, uint32_t size)
+{
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 3, src, 0, 0);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, (int32_t)add);
+	rec_addr(p, 1);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 4 * W_RAN + 8 * w);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, (int32_t)size);
+	op(p, BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_kernel);
+}
+
+/* With the run time, what the leader's stat and io would say (the task in
+ * r8): its state, flags, ids, start, comm and io counters, its signal's
+ * thread count and io, its parent's tgid and its block-I/O delay. */
+static void assemble_fields(struct prog *p, const struct scan_btf *s)
+{
+	const struct pl_dscan_layout *l = &s->layout;
+
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 8, off16(s->state_off), 0);
+	rec_store(p, 3, PL_REC_STATE, 0, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 8, off16(l->exit_state_off), 0);
+	rec_store(p, 3, PL_REC_STATE, 1, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 8, off16(l->flags_off), 0);
+	rec_store(p, 3, PL_REC_FLAGS, 0, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 8, off16(l->pid_off), 0);
+	rec_store(p, 3, PL_REC_IDS, 0, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_W, 3, 8, off16(s->tgid_off), 0);
+	rec_store(p, 3, PL_REC_IDS, 1, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 8, off16(l->start_off), 0);
+	rec_store(p, 3, PL_REC_START, 0, 8);
+	rec_read(p, PL_REC_COMM, 8, l->comm_off, 16);
+	rec_read(p, PL_REC_IOAC, 8, l->ioac_off, l->ioac_size);
+	kread(p, 0, 8, l->signal_off, 8);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 0, SIGNAL_STACK, 0);
+	kread(p, 0, 0, l->nr_threads_off, 4);
+	rec_store(p, 0, PL_REC_FLAGS, 1, 4);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 4, 10, SIGNAL_STACK, 0);
+	rec_read(p, PL_REC_SIG_IOAC, 4, l->sig_ioac_off, l->ioac_size);
+	kread(p, 0, 8, l->parent_off, 8);
+	kread(p, 0, 0, s->tgid_off, 4);
+	rec_store(p, 0, PL_REC_PPID, 0, 4);
+	kread(p, 0, 8, l->delays_off, 8); /* NULL: the read faults, and gives 0 */
+	kread(p, 0, 0, l->blkio_off, 8);
+	rec_store(p, 0, PL_REC_BLKIO, 0, 8);
+}
+
 /* The run-time read: for each pid asked (W_RANPID), its leader's
- * se.sum_exec_runtime and sched_info.pcount into W_RAN, or a pcount of
- * ~0 where there is no such task. r7 = the index; r9 (the gate's count)
- * is kept. */
+ * se.sum_exec_runtime and sched_info.pcount into its record (W_RAN), or a
+ * pcount of ~0 where there is no such task; with s->fields, the rest of
+ * the record. r7 = the index, r8 = the task; r9 (the gate's count) is
+ * kept. */
 static void assemble_ran(struct prog *p, const struct scan_btf *s)
 {
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
 	next_pid(p, RAN_LOOP, PL_DSCAN_RAN_MAX, W_NRAN, W_RANPID, RAN_DONE);
 	kfunc(p, s->k_from_pid);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 2, 7, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 2, 0, 0, 4); /* 16 bytes a leader */
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 2, 6, 0, 0);
-	op(p, BPF_ST | BPF_MEM | BPF_DW, 2, 0, 4 * W_RAN + 8, -1);
+	rec_addr(p, 2);
+	op(p, BPF_ST | BPF_MEM | BPF_DW, 2, 0, 4 * W_RAN + 8 * PL_REC_PCOUNT, -1);
 	jump(p, BPF_JEQ | BPF_K, 0, 0, RAN_NEXT);
-	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 0, off16(s->run_off), 0);
-	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 3, 4 * W_RAN, 0);
-	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 0, off16(s->pcount_off), 0);
-	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 3, 4 * W_RAN + 8, 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 0, 0, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 8, 0, 0, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 5, 8, off16(s->run_off), 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 5, 4 * W_RAN + 8 * PL_REC_RUN, 0);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 3, 8, off16(s->pcount_off), 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 2, 3, 4 * W_RAN + 8 * PL_REC_PCOUNT, 0);
+	if (s->fields) {
+		/* not run since the caller's reading: its fields are as then */
+		op(p, BPF_LDX | BPF_MEM | BPF_DW, 4, 2, 4 * W_RAN + 8 * PL_REC_PREV_PCOUNT, 0);
+		jump_reg(p, BPF_JNE, 3, 4, RAN_FIELDS);
+		op(p, BPF_LDX | BPF_MEM | BPF_DW, 4, 2, 4 * W_RAN + 8 * PL_REC_PREV_RUN, 0);
+		jump_reg(p, BPF_JEQ, 5, 4, RAN_RELEASE);
+		p->at[RAN_FIELDS] = p->n;
+		assemble_fields(p, s);
+	}
+	p->at[RAN_RELEASE] = p->n;
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 8, 0, 0);
 	kfunc(p, s->k_release);
 	p->at[RAN_NEXT] = p->n;
 	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
@@ -475,11 +562,47 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	return p->n;
 }
 
+/* The fields read of this process against its /proc/self/stat, once at
+ * load: a kernel whose task_struct means something else by a field of the
+ * same name and size (or a time namespace, which moves stat's start time)
+ * has them off, and the tracer reads /proc as before. The state is R in
+ * both (the reader runs), its io is left out (reading stat reads). */
+static bool fields_agree(const struct pl_dscan *d)
+{
+	struct pl_procfile pf = PL_PROCFILE_INIT;
+	struct pl_dscan_ran ran;
+	struct pl_pid_stat st, mine;
+	struct pl_pid_io io;
+	uint64_t rec[PL_REC_WORDS], threads;
+	int self = (int)getpid(), out[1];
+	bool overflow, walked, ok;
+
+	ran.run_ns = ran.pcount = UINT64_MAX; /* the fields, whatever ran */
+	if (pl__dscan_read(d, NULL, 0, &self, 1, &ran, out, 0, &overflow, &walked) < 0 ||
+	    !ran.ok)
+		return false;
+	/* the record as read, taken as one thread's: a caller with more
+	 * (perflinkd) is checked all the same, its thread count against stat */
+	memcpy(rec, (const void *)(d->value + W_RAN), sizeof(rec));
+	threads = rec[PL_REC_FLAGS] >> 32;
+	rec[PL_REC_FLAGS] = (rec[PL_REC_FLAGS] & UINT32_MAX) | (1ull << 32);
+	if (!pl__dscan_fields_decode(&d->layout, rec, self, &mine, &io))
+		return false;
+	ok = pl__procfile_read_once(&pf, AT_FDCWD, "/proc/self/stat") > 0 &&
+	     pl__parse_pid_stat(pf.buf, &st) == 0 && st.pid == self &&
+	     strcmp(st.comm, mine.comm) == 0 && st.state == mine.state && st.ppid == mine.ppid &&
+	     st.num_threads == (int64_t)threads &&
+	     st.starttime_ticks == mine.starttime_ticks &&
+	     (!st.has_blkio || st.blkio_ticks == mine.blkio_ticks);
+	pl__procfile_free(&pf);
+	return ok;
+}
+
 void pl__dscan_init(struct pl_dscan *d)
 {
 	d->prog_fd = d->map_fd = -1;
 	d->value = NULL;
-	d->gate = d->ran_check = false;
+	d->gate = d->ran_check = d->fields = false;
 }
 
 int pl__dscan_open(struct pl_dscan *d)
@@ -518,8 +641,13 @@ int pl__dscan_open(struct pl_dscan *d)
 	}
 	a.license = (uint64_t)(uintptr_t)"GPL"; /* the task iterator kfuncs ask for it */
 	memcpy(a.prog_name, "pl_dscan", sizeof("pl_dscan"));
-	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0 && s.ran_check) {
-		s.ran_check = false; /* the gate alone, then the walk alone */
+	if ((d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a)) < 0 && s.fields) {
+		s.fields = false; /* the run time alone, then the gate alone, then the walk */
+		a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
+		d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
+	}
+	if (d->prog_fd < 0 && s.ran_check) {
+		s.ran_check = false;
 		a.insn_cnt = (uint32_t)assemble(&p, &s, d->map_fd);
 		d->prog_fd = (int)pl__sys_bpf(BPF_PROG_LOAD, &a);
 	}
@@ -537,6 +665,11 @@ int pl__dscan_open(struct pl_dscan *d)
 	}
 	d->gate = s.gate;
 	d->ran_check = s.gate && s.ran_check;
+	d->layout = s.layout;
+	d->layout.clk_tck = sysconf(_SC_CLK_TCK);
+	d->fields = d->ran_check && s.fields;
+	if (d->fields)
+		d->fields = fields_agree(d);
 	return 0;
 }
 
@@ -576,17 +709,29 @@ ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
 	for (size_t i = 0; i < n_cand; i++)
 		d->value[W_CAND + i] = (uint32_t)cand[i];
 	d->value[W_NCAND] = (uint32_t)n_cand;
-	for (size_t i = 0; i < n_ran; i++)
+	for (size_t i = 0; i < n_ran; i++) {
+		volatile uint64_t *rec = (volatile uint64_t *)(d->value + W_RAN + REC_BYTES / 4 * i);
+
 		d->value[W_RANPID + i] = (uint32_t)ran_pids[i];
+		rec[PL_REC_PREV_RUN] = ran[i].run_ns;
+		rec[PL_REC_PREV_PCOUNT] = ran[i].pcount;
+		rec[PL_REC_IDS] = 0; /* stays so where the fields are not read */
+	}
 	d->value[W_NRAN] = (uint32_t)n_ran;
 	n = run(d, out, cap, overflow);
 	*walked = d->value[W_WALKED] != 0;
 	for (size_t i = 0; i < n_ran; i++) {
-		const void *pair = (const void *)(d->value + W_RAN + 4 * i);
+		uint64_t rec[PL_REC_WORDS];
 
-		memcpy(&ran[i].run_ns, pair, 8); /* as the program stored them */
-		memcpy(&ran[i].pcount, (const char *)pair + 8, 8);
+		/* as the program stored them, written by the run that returned */
+		memcpy(rec, (const void *)(d->value + W_RAN + REC_BYTES / 4 * i),
+		       d->fields ? sizeof(rec) : 2 * sizeof(uint64_t));
+		ran[i].run_ns = rec[PL_REC_RUN];
+		ran[i].pcount = rec[PL_REC_PCOUNT];
 		ran[i].ok = n >= 0 && ran[i].pcount != UINT64_MAX;
+		ran[i].fields = ran[i].ok && d->fields &&
+				pl__dscan_fields_decode(&d->layout, rec, ran_pids[i], &ran[i].st,
+							&ran[i].io);
 	}
 	return n;
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proc_parse.h"
+
 /* Candidates a run checks one by one before it walks the list. */
 #define PL_DSCAN_CAND_MAX 16
 /* Processes whose leader's run time a run reads (the tracer's watched
@@ -17,10 +19,30 @@
 
 /* A leader's run time and times it was switched in, as its schedstat
  * shows them (se.sum_exec_runtime, sched_info.pcount); ok false: no such
- * process. */
+ * process. With d->fields, the same run read what its stat and io would
+ * say (dstate_fields.c): fields true when that is all known, which is for a
+ * single-threaded user process in a plain state (R, S or D), a leader;
+ * anything else (a kernel thread, whose stat names its workqueue, a zombie,
+ * a stopped or traced one, more threads, whose io /proc sums) is read from
+ * /proc as before. The fields are read only when the leader ran since the
+ * run time and pcount the caller puts in run_ns and pcount before the run
+ * (UINT64_MAX: always): one that did not has nothing new to say. */
 struct pl_dscan_ran {
 	uint64_t run_ns, pcount;
 	bool ok;
+	bool fields;
+	struct pl_pid_stat st; /* comm, state, ppid, num_threads, starttime, blkio */
+	struct pl_pid_io io;
+};
+
+/* Where the fields a run reads are, from the kernel's BTF (dstate_fields.c). */
+struct pl_dscan_layout {
+	uint32_t flags_off, exit_state_off, pid_off, start_off, comm_off;
+	uint32_t signal_off, parent_off, delays_off, ioac_off, ioac_size;
+	uint32_t nr_threads_off, sig_ioac_off, blkio_off;
+	/* each counter's offset in task_io_accounting, or UINT32_MAX */
+	uint32_t io_off[7]; /* rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled */
+	long clk_tck;       /* stat's unit: USER_HZ */
 };
 
 struct pl_dscan {
@@ -28,6 +50,8 @@ struct pl_dscan {
 	volatile uint32_t *value; /* the map's value, mapped */
 	bool gate;                /* the program counts blocked tasks first */
 	bool ran_check;           /* and reads the run time of leaders asked for */
+	bool fields;              /* and their stat's and io's fields */
+	struct pl_dscan_layout layout;
 };
 
 /* No scan: fds -1, nothing mapped. */

@@ -707,6 +707,8 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->dir_scans = tp->dir_scans;
 	out->leader_lists = tp->leader_lists;
 	out->scan_ran_reads = tp->scan_ran_reads;
+	out->scan_stat_reads = tp->scan_stat_reads;
+	out->scan_io_reads = tp->scan_io_reads;
 	out->full_sweeps = tp->full_sweeps;
 	out->probes = tp->probes;
 	out->pid_lists = tp->pid_lists;

@@ -143,6 +143,10 @@ struct pl_tproc {
 	 * (bpf_tick, the tick + 1), the same fields as its schedstat: read_schedstat takes
 	 * them instead of a system call */
 	uint64_t bpf_tick, bpf_run_ns, bpf_pcount;
+	/* and, with bpf_fields, what its stat and io say: the scan's record
+	 * at bpf_slot (dstate_watch.h's ran), for update_stat and update_io */
+	uint8_t bpf_slot;
+	bool bpf_fields;
 
 	uint64_t rchar, wchar, wbytes;
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
@@ -306,6 +310,7 @@ struct pl_tprocs {
 	struct pl_dwatch dwatch;
 	uint64_t leader_lists; /* scans that took the D scan's walk (list_leaders) */
 	uint64_t scan_ran_reads; /* run times the D scan read (read_schedstat) */
+	uint64_t scan_stat_reads, scan_io_reads; /* stat and io fields it read */
 	int *notes;
 	size_t notes_cap, n_notes; /* n_notes: taken this tick, 0 on overflow */
 	uint64_t notes_read, note_overflows;

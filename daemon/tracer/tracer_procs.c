@@ -440,19 +440,44 @@ static double blkio_delta_ms(struct pl_tprocs *tp, struct pl_tproc *p,
 
 /* 0, or -ESRCH when the process is gone, -EIO when this tick's stat could
  * not be used. */
+/* The D scan's record of p, read this tick, when it says all its stat and
+ * io would (dstate_scan.h): the same fields, without the two reads. Not
+ * when it is of another process under the same pid (its start time):
+ * the kept fds are still the old one's, and reading them tells that it
+ * is gone, as without the scan. */
+static const struct pl_dscan_ran *scan_record(const struct pl_tprocs *tp,
+					      const struct pl_tproc *p)
+{
+	const struct pl_dscan_ran *rec;
+
+	if (p->bpf_tick != tp->tick + 1 || !p->bpf_fields || p->bpf_slot >= tp->dwatch.n_ran)
+		return NULL;
+	rec = &tp->dwatch.ran[p->bpf_slot];
+	return rec->fields && rec->st.pid == p->pid && rec->st.starttime_ticks == p->starttime
+		       ? rec
+		       : NULL;
+}
+
 static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
+	const struct pl_dscan_ran *rec = scan_record(tp, p);
 	struct pl_pid_stat st;
-	ssize_t n = read_pid_file(tp, p, &p->stat_fd, "stat");
+	ssize_t n = 0;
 
 	tp->stat_reads++;
+	if (rec) {
+		st = rec->st;
+		tp->scan_stat_reads++;
+	} else {
+		n = read_pid_file(tp, p, &p->stat_fd, "stat");
+	}
 	if (n < 0) {
 		if (gone_err(n))
 			return -ESRCH;
 		tp->read_errors++;
 		return -EIO;
 	}
-	if (pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != p->pid) {
+	if (!rec && (pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != p->pid)) {
 		tp->read_errors++;
 		return -EIO;
 	}
@@ -483,26 +508,12 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 	return 0;
 }
 
-/* 0, or -ESRCH when the process is gone. last_tick: when this process was
- * last read (its schedstat, stat and io as of then). */
-static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool ran,
-		     uint64_t last_tick)
+/* p's io from /proc: 1 with *io, 0 when there is none to take this tick
+ * (refused, which is kept; unreadable), -ESRCH when it is gone. */
+static int read_io(struct pl_tprocs *tp, struct pl_tproc *p, struct pl_pid_io *io)
 {
-	struct pl_pid_io io;
-	ssize_t n;
-	bool want = p->label >= 0 || p->state == 'D' || tp->cfg.track_writers;
+	ssize_t n = read_pid_file(tp, p, &p->io_fd, "io");
 
-	if (!want || p->io_denied)
-		return 0;
-	/* Only the process's own tasks account its writes: one task that did
-	 * not run wrote nothing since the last reading. */
-	if (p->ss_ok && !ran && p->num_threads <= 1 && p->io_tick && p->io_tick >= last_tick) {
-		p->io_now = true; /* a delta of 0 */
-		p->io_tick = tick;
-		return 0;
-	}
-	n = read_pid_file(tp, p, &p->io_fd, "io");
-	tp->io_reads++;
 	if (n < 0) {
 		if (n == -EACCES || n == -EPERM) {
 			p->io_denied = true;
@@ -515,9 +526,38 @@ static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 		tp->read_errors++;
 		return 0;
 	}
-	if (pl__parse_pid_io(tp->scratch.buf, &io) < 0 || !(io.have & PL_IO_HAVE_WCHAR)) {
+	if (pl__parse_pid_io(tp->scratch.buf, io) < 0 || !(io->have & PL_IO_HAVE_WCHAR)) {
 		tp->read_errors++;
 		return 0;
+	}
+	return 1;
+}
+
+/* 0, or -ESRCH when the process is gone. last_tick: when this process was
+ * last read (its schedstat, stat and io as of then). */
+static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bool ran,
+		     uint64_t last_tick)
+{
+	const struct pl_dscan_ran *rec;
+	struct pl_pid_io io;
+	bool want = p->label >= 0 || p->state == 'D' || tp->cfg.track_writers;
+	int r;
+
+	if (!want || p->io_denied)
+		return 0;
+	/* Only the process's own tasks account its writes: one task that did
+	 * not run wrote nothing since the last reading. */
+	if (p->ss_ok && !ran && p->num_threads <= 1 && p->io_tick && p->io_tick >= last_tick) {
+		p->io_now = true; /* a delta of 0 */
+		p->io_tick = tick;
+		return 0;
+	}
+	tp->io_reads++;
+	if ((rec = scan_record(tp, p)) != NULL) {
+		io = rec->io;
+		tp->scan_io_reads++;
+	} else if ((r = read_io(tp, p, &io)) <= 0) {
+		return r;
 	}
 	if (p->io_tick) {
 		/* What was written since the last reading counts in this tick's
@@ -1047,6 +1087,7 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 {
 	int cand[PL_DSCAN_CAND_MAX + 1], ran[PL_DSCAN_RAN_MAX];
+	const struct pl_tproc *ran_p[PL_DSCAN_RAN_MAX];
 	size_t n = 0, n_ran = 0;
 
 	for (int pass = 0; pass < 2 && n <= PL_DSCAN_CAND_MAX; pass++) {
@@ -1060,14 +1101,37 @@ static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 		}
 	}
 	pl__dwatch_candidates(&tp->dwatch, cand, n);
-	/* the watched, whose run time every tick reads first */
-	for (size_t k = 0; k < tp->n_touched && n_ran < PL_DSCAN_RAN_MAX; k++) {
-		const struct pl_tproc *p = &tp->v[tp->touched[k]];
+	/* the watched, whose run time every tick reads first; then the rest
+	 * of the last tick's reads, whose stat and io this tick will most
+	 * likely read again (the writers, those in D, the tracer itself) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < tp->n_touched && n_ran < PL_DSCAN_RAN_MAX; k++) {
+			const struct pl_tproc *p = &tp->v[tp->touched[k]];
+			const struct pl_tproc_due *d = &tp->due[tp->touched[k]];
 
-		if (p->label >= 0 && p->pid != tp->self_pid)
-			ran[n_ran++] = p->pid;
+			/* not one read last tick in its slice, which this one
+			 * will not read: a look-up in a run is ~1 us when the
+			 * task is cold, as a process read once in 50 ticks is */
+			if (pass == 1 && (d->by_slice || d->tick > tick))
+				continue;
+			if ((p->label >= 0) == (pass == 0) && (pass == 1 || p->pid != tp->self_pid)) {
+				ran_p[n_ran] = p;
+				ran[n_ran++] = p->pid;
+			}
+		}
+		if (!tp->dwatch.scan.fields)
+			break; /* the others' run time alone costs more than it saves */
 	}
 	pl__dwatch_ran_pids(&tp->dwatch, ran, n_ran);
+	/* the fields are read only of those that ran since what is known of
+	 * them: their run time as the scan read it, and a stat no older */
+	for (size_t k = 0; k < n_ran; k++) {
+		const struct pl_tproc *p = ran_p[k];
+		bool known = p->ss_ok && !p->ss_clock && !p->stat_behind;
+
+		tp->dwatch.ran[k].run_ns = known ? p->ss_run_ns : UINT64_MAX;
+		tp->dwatch.ran[k].pcount = known ? p->ss_pcount : UINT64_MAX;
+	}
 }
 
 /* What the scan read of the watched leaders' run time, into their entries
@@ -1083,6 +1147,8 @@ static void take_ran(struct pl_tprocs *tp, uint64_t tick)
 			tp->v[at].bpf_tick = tick + 1; /* 0: none */
 			tp->v[at].bpf_run_ns = w->ran[k].run_ns;
 			tp->v[at].bpf_pcount = w->ran[k].pcount;
+			tp->v[at].bpf_slot = (uint8_t)k;
+			tp->v[at].bpf_fields = w->ran[k].fields;
 		}
 	}
 }

@@ -41,12 +41,13 @@ static void memb(struct blob *x, uint32_t name, uint32_t type_id, uint32_t offse
 }
 
 /* Strings: offsets into this table. */
-static const char strs[] = "\0int\0pid_t\0task\0__state\0tgid\0next\0flags\0bpf_iter_task\0u\0outer";
+static const char strs[] = "\0int\0pid_t\0task\0__state\0tgid\0next\0flags\0bpf_iter_task\0u\0outer\0comm";
 enum { S_INT = 1, S_PID_T = 5, S_TASK = 11, S_STATE = 16, S_TGID = 24, S_NEXT = 29,
-       S_FLAGS = 34, S_FUNC = 40, S_U = 54, S_OUTER = 56 };
+       S_FLAGS = 34, S_FUNC = 40, S_U = 54, S_OUTER = 56, S_COMM = 62 };
 
 /* ids: 1 int, 2 pid_t, 3 ptr to 4, 4 struct task, 5 unnamed union, 6 func,
- * 7 func_proto, 8 struct outer (a task at 32) */
+ * 7 func_proto, 8 struct outer (a task at 32, an array of 4 ints at 80), 9 that
+ * array */
 static struct blob build(void)
 {
 	struct blob x = { .len = sizeof(struct btf_header) };
@@ -67,8 +68,13 @@ static struct blob build(void)
 	memb(&x, S_NEXT, 3, 8 * 8);                 /* a pointer at 16 + 8 */
 	type(&x, S_FUNC, BTF_KIND_FUNC, 0, false, 7);
 	type(&x, 0, BTF_KIND_FUNC_PROTO, 0, false, 0);
-	type(&x, S_OUTER, BTF_KIND_STRUCT, 1, false, 96);
+	type(&x, S_OUTER, BTF_KIND_STRUCT, 2, false, 96);
 	memb(&x, S_TASK, 4, 32 * 8);
+	memb(&x, S_COMM, 9, 80 * 8);
+	type(&x, 0, BTF_KIND_ARRAY, 0, false, 0);
+	put32(&x, 1); /* of int, */
+	put32(&x, 1); /* indexed by int, */
+	put32(&x, 4); /* 4 of them */
 	h.type_len = (uint32_t)(x.len - t0);
 	h.str_off = h.type_len;
 	h.str_len = sizeof(strs);
@@ -93,7 +99,7 @@ static void test_lookups(void)
 	uint32_t off = 0, size = 0;
 	int task, outer;
 
-	TAP_OK(parse(&x, &b) == 0 && b.ntypes == 9, "a blob of 8 types parses (%u)", b.ntypes);
+	TAP_OK(parse(&x, &b) == 0 && b.ntypes == 10, "a blob of 9 types parses (%u)", b.ntypes);
 	task = pl__btf_find(&b, "task", PL_BTF_STRUCT);
 	TAP_OK(task == 4, "the structure is found by name and kind (%d)", task);
 	TAP_OK(pl__btf_find(&b, "task", PL_BTF_FUNC) == -ENOENT,
@@ -120,13 +126,16 @@ static void test_lookups(void)
 	       "a member of a structure member, by path: offset 52, size 4 (%u, %u)", off, size);
 	TAP_OK(pl__btf_member(&b, outer, "task.next", &off, &size) == 0 && off == 32 + 24,
 	       "and a pointer in it (%u)", off);
-	TAP_OK(pl__btf_member(&b, outer, "task", &off, &size) == -ENOENT &&
-		       pl__btf_member(&b, outer, "task.flags", &off, &size) == -ENOENT &&
+	TAP_OK(pl__btf_member(&b, outer, "task", &off, &size) == 0 && off == 32 && size == 64,
+	       "a structure member is read whole: offset 32, size 64 (%u, %u)", off, size);
+	TAP_OK(pl__btf_member(&b, outer, "comm", &off, &size) == 0 && off == 80 && size == 16,
+	       "an array of integers is: offset 80, size 16 (%u, %u)", off, size);
+	TAP_OK(pl__btf_member(&b, outer, "task.flags", &off, &size) == -ENOENT &&
 		       pl__btf_member(&b, outer, "task.nosuch", &off, &size) == -ENOENT &&
 		       pl__btf_member(&b, outer, "tas.tgid", &off, &size) == -ENOENT &&
 		       pl__btf_member(&b, task, "tgid.x", &off, &size) == -ENOENT &&
 		       pl__btf_member(&b, outer, "task.", &off, &size) == -ENOENT,
-	       "a structure is no field to read, nor a bitfield in it, a wrong name on the path, "
+	       "a bitfield in a structure member is no field to read, nor a wrong name on the path, "
 	       "a path through an integer, or an empty last name: -ENOENT");
 	pl__btf_free(&b);
 }
