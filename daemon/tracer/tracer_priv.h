@@ -147,6 +147,7 @@ struct pl_tproc {
 	 * at bpf_slot (dstate_watch.h's ran), for update_stat and update_io */
 	uint8_t bpf_slot;
 	bool bpf_fields;
+	uint64_t bpf_gone_tick; /* the tick + 1 at which the scan found no such process */
 
 	uint64_t rchar, wchar, wbytes;
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
@@ -317,6 +318,8 @@ struct pl_tprocs {
 	/* With the D watch: pids a probe found alive but did not open, each
 	 * opened at the next tick if it still lives (tracer_procs.c, "births") */
 	int births[PL_TBIRTHS_MAX];
+	uint64_t next_last_pid; /* loadavg's last pid this tick, for the scan's run */
+	uint64_t ran_tick;      /* the tick the scan's run records (dwatch.ran) are of */
 	size_t n_births;
 	uint64_t births_deferred, births_unopened;
 };

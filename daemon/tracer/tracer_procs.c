@@ -348,6 +348,10 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 		p->ss_ok = false;
 		return 0;
 	}
+	if (p->bpf_gone_tick == tp->tick + 1) {
+		p->ss_ok = false; /* gone: update_stat says so without a read */
+		return -ESRCH;
+	}
 	tp->schedstat_reads++;
 	if (p->bpf_tick == tp->tick + 1) {
 		/* read by the D scan this tick: its schedstat's fields */
@@ -458,12 +462,31 @@ static const struct pl_dscan_ran *scan_record(const struct pl_tprocs *tp,
 		       : NULL;
 }
 
+/* The scan's record of a pid not in the table yet, read this tick (a new
+ * process, add_new_pids), and its slot; NULL when it was not asked for. */
+static const struct pl_dscan_ran *new_record(const struct pl_tprocs *tp, int pid, size_t *slot)
+{
+	const struct pl_dwatch *w = &tp->dwatch;
+
+	if (!w->ran_valid || tp->ran_tick != tp->tick)
+		return NULL;
+	for (size_t k = 0; k < w->n_ran; k++) {
+		if (w->ran_pids[k] == pid) {
+			*slot = k;
+			return &w->ran[k];
+		}
+	}
+	return NULL;
+}
+
 static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
 	const struct pl_dscan_ran *rec = scan_record(tp, p);
 	struct pl_pid_stat st;
 	ssize_t n = 0;
 
+	if (p->bpf_gone_tick == tp->tick + 1)
+		return -ESRCH; /* the scan's run found no such process this tick */
 	tp->stat_reads++;
 	if (rec) {
 		st = rec->st;
@@ -940,24 +963,17 @@ static void credit_birth_writes(struct pl_tprocs *tp, struct pl_tproc *p)
 	tp->birth_bytes += (uint64_t)p->gap_wbytes;
 }
 
-/* born: its pid was handed out since the last tick (a probe). */
-static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
+/* A new process's stat from /proc, opening it (to keep). 1 with *st, 0
+ * when it is gone, a thread or unreadable (p's fds closed). */
+static int add_from_proc(struct pl_tprocs *tp, struct pl_tproc *p, struct pl_pid_stat *st)
 {
-	struct pl_tproc *p;
-	struct pl_pid_stat st;
 	char rel[48];
 	bool ran;
 	ssize_t n, ss_err = 0;
 	bool clock_first;
 	uint64_t t0;
-	int err;
+	int err, pid = p->pid;
 
-	if (tp->n == tp->cap && (err = grow_table(tp)) < 0)
-		return err;
-	p = &tp->v[tp->n];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->stat_fd = p->io_fd = p->ss_fd = p->wchan_fd = -1;
 	/* With CPU clocks, the clock is read first: a pid that is gone already
 	 * (most, under churn) or a thread's (a thread's pid has no process
 	 * clock) costs one clock read, no open. Else stat is opened first, and
@@ -976,13 +992,13 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 		ss_err = read_schedstat(tp, p, &ran);
 	n = read_pid_file(tp, p, &p->stat_fd, "stat");
 	tp->stat_reads++;
-	if (n < 0 || pl__parse_pid_stat(tp->scratch.buf, &st) < 0 || st.pid != pid) {
+	if (n < 0 || pl__parse_pid_stat(tp->scratch.buf, st) < 0 || st->pid != pid) {
 		if (n >= 0)
 			tp->read_errors++;
 		close_entry(tp, p);
 		return 0; /* gone already, or not a process */
 	}
-	if (st.exit_signal == -1) {
+	if (st->exit_signal == -1) {
 		/* a thread, which /proc/TID opens for though it is not listed */
 		close_entry(tp, p);
 		return 0;
@@ -991,6 +1007,41 @@ static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 		/* stat is there but schedstat is not: this kernel has none. */
 		tp->no_schedstat = true;
 		close_fd(tp, &p->ss_fd);
+	}
+	return 1;
+}
+
+/* born: its pid was handed out since the last tick (a probe). A new
+ * process the scan's run read whole (add_new_pids) is taken from its
+ * record: no clock read, and no file opened until one is to be read. */
+static int add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
+{
+	const struct pl_dscan_ran *rec;
+	struct pl_tproc *p;
+	struct pl_pid_stat st;
+	size_t slot;
+	bool ran;
+	int err;
+
+	if (tp->n == tp->cap && (err = grow_table(tp)) < 0)
+		return err;
+	p = &tp->v[tp->n];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->stat_fd = p->io_fd = p->ss_fd = p->wchan_fd = -1;
+	rec = new_record(tp, pid, &slot);
+	if (rec && rec->fields && !tp->cfg.stat_every_tick && !tp->no_schedstat) {
+		p->bpf_tick = tick + 1;
+		p->bpf_run_ns = rec->run_ns;
+		p->bpf_pcount = rec->pcount;
+		p->bpf_slot = (uint8_t)slot;
+		p->bpf_fields = true;
+		read_schedstat(tp, p, &ran);
+		st = rec->st;
+		tp->stat_reads++;
+		tp->scan_stat_reads++;
+	} else if (add_from_proc(tp, p, &st) <= 0) {
+		return 0;
 	}
 	fresh(tp, p, &st, tick);
 	if (p->ss_clock && p->num_threads > 1)
@@ -1079,6 +1130,37 @@ static long lookup(const struct pl_tprocs *tp, int pid)
 	return -(long)h - 1;
 }
 
+/* New processes into the scan's run (give_candidates), up to NEW_IN_RUN:
+ * the births put off at the last tick, which this one opens, and the pids
+ * handed out since the last tick (loadavg's last pid, read before the
+ * run), which this one probes. Their record then stands for the clock
+ * read, the opens and the reads of their stat and io (take_new_pid, add):
+ * under the stall load a dd round or a victim's, half a tick, ~45 us each
+ * when opened. More than that is a churn, whose new processes are mostly
+ * gone before they are opened: left to the probe. */
+#define NEW_IN_RUN 8
+
+static size_t add_new_pids(const struct pl_tprocs *tp, int *ran, const struct pl_tproc **ran_p,
+			   size_t n_ran)
+{
+	uint64_t from = tp->last_pid, to = tp->next_last_pid;
+	size_t added = 0;
+
+	for (size_t i = 0; i < tp->n_births && added < NEW_IN_RUN &&
+			   n_ran < PL_DSCAN_RAN_MAX; i++, added++) {
+		ran_p[n_ran] = NULL;
+		ran[n_ran++] = tp->births[i];
+	}
+	if (!tp->have_last_pid || !tp->own_pid_ns || to <= from || to - from > NEW_IN_RUN)
+		return n_ran;
+	for (uint64_t pid = from + 1; pid <= to && added < NEW_IN_RUN &&
+				      n_ran < PL_DSCAN_RAN_MAX; pid++, added++) {
+		ran_p[n_ran] = NULL;
+		ran[n_ran++] = (int)pid;
+	}
+	return n_ran;
+}
+
 /* For the scan's gate (dstate_scan.h): the processes the last tick read
  * that were in D then, and those writing (a writer is the likeliest to
  * block, in balance_dirty_pages or an fsync), the tracer itself aside: as
@@ -1105,6 +1187,8 @@ static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 	 * of the last tick's reads, whose stat and io this tick will most
 	 * likely read again (the writers, those in D, the tracer itself) */
 	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && tp->dwatch.scan.fields)
+			n_ran = add_new_pids(tp, ran, ran_p, n_ran);
 		for (size_t k = 0; k < tp->n_touched && n_ran < PL_DSCAN_RAN_MAX; k++) {
 			const struct pl_tproc *p = &tp->v[tp->touched[k]];
 			const struct pl_tproc_due *d = &tp->due[tp->touched[k]];
@@ -1127,7 +1211,7 @@ static void give_candidates(struct pl_tprocs *tp, uint64_t tick)
 	 * them: their run time as the scan read it, and a stat no older */
 	for (size_t k = 0; k < n_ran; k++) {
 		const struct pl_tproc *p = ran_p[k];
-		bool known = p->ss_ok && !p->ss_clock && !p->stat_behind;
+		bool known = p && p->ss_ok && !p->ss_clock && !p->stat_behind;
 
 		tp->dwatch.ran[k].run_ns = known ? p->ss_run_ns : UINT64_MAX;
 		tp->dwatch.ran[k].pcount = known ? p->ss_pcount : UINT64_MAX;
@@ -1141,9 +1225,11 @@ static void take_ran(struct pl_tprocs *tp, uint64_t tick)
 	const struct pl_dwatch *w = &tp->dwatch;
 
 	for (size_t k = 0; k < w->n_ran; k++) {
-		long at = w->ran[k].ok ? lookup(tp, w->ran_pids[k]) : -1;
+		long at = lookup(tp, w->ran_pids[k]);
 
-		if (at >= 0) {
+		if (at >= 0 && !w->ran[k].ok) {
+			tp->v[at].bpf_gone_tick = tick + 1; /* exited: no file to fail */
+		} else if (at >= 0) {
 			tp->v[at].bpf_tick = tick + 1; /* 0: none */
 			tp->v[at].bpf_run_ns = w->ran[k].run_ns;
 			tp->v[at].bpf_pcount = w->ran[k].pcount;
@@ -1172,8 +1258,10 @@ static bool take_notes(struct pl_tprocs *tp, uint64_t tick)
 	tp->n_notes = overflow ? 0 : n;
 	if ((n > 0 || tp->dwatch.ran_valid) && !overflow && rebuild_hash(tp) < 0)
 		overflow = true;
-	if (tp->dwatch.ran_valid && !overflow)
+	if (tp->dwatch.ran_valid && !overflow) {
 		take_ran(tp, tick);
+		tp->ran_tick = tick;
+	}
 	for (size_t i = 0; i < n && !overflow; i++) {
 		long at = lookup(tp, tp->notes[i]);
 
@@ -1280,13 +1368,19 @@ static int take_new_pid(void *ctx, int pid)
 {
 	struct new_pid_ctx *c = ctx;
 	struct pl_tprocs *tp = c->tp;
+	const struct pl_dscan_ran *rec;
 	uint64_t run_ns;
+	size_t slot;
 
 	if (defers_births(tp) && tp->n_births < PL_TBIRTHS_MAX && lookup(tp, pid) < 0 &&
 	    !noted_now(tp, pid)) {
 		tp->phase = PL_TPHASE_PROBE;
-		/* a thread's id has no process clock */
-		if (read_cpuclock(tp, pid, &run_ns) < 0)
+		rec = new_record(tp, pid, &slot);
+		if (rec && !rec->ok)
+			return 0; /* gone already when the scan ran */
+		if (rec && rec->fields)
+			run_ns = rec->run_ns; /* a leader's, which is its clock with one thread */
+		else if (read_cpuclock(tp, pid, &run_ns) < 0) /* a thread's id has no process clock */
 			return 0; /* gone, or a thread */
 		if (run_ns < BIRTH_OPEN_NOW_NS) {
 			tp->births[tp->n_births++] = pid;
@@ -1726,6 +1820,7 @@ int pl__tprocs_tick(struct pl_tprocs *tp, uint64_t tick, uint64_t last_pid,
 
 	tp->n_new_children = 0;
 	tp->tick = tick;
+	tp->next_last_pid = last_pid;
 	/* before touched is emptied: the scan's candidates and the processes
 	 * whose run time it reads are the last tick's reads (give_candidates) */
 	if (take_notes(tp, tick))

@@ -607,7 +607,7 @@ static void births_case(int rootfd, bool watch_on, int crowd)
 	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
 	struct pl_tprocs tp;
 	int lives[2], quits[2], a, b, c, tries = 0;
-	uint64_t scans, lists, unopened;
+	uint64_t scans, lists, unopened, scan_stats;
 	struct pl_tproc *pa, *pb, *pc;
 
 	probe_force(watch_on ? watch_force : "sched_bpf");
@@ -679,13 +679,20 @@ static void births_case(int rootfd, bool watch_on, int crowd)
 		       "D (%c)", pc ? pc->state : '-');
 	}
 	unopened = tp.births_unopened;
+	scan_stats = tp.scan_stat_reads;
 	close(quits[1]);
 	waitpid(b, NULL, 0);
 	probe_tick(&tp);
 	pa = rec_of(&tp, a);
 	if (watch_on) {
-		TAP_OK(pa && pa->seen_tick == tick && pa->state == 'S' && pa->stat_fd >= 0,
-		       "at the next tick the one that lives on is opened (%c)", pa ? pa->state : '-');
+		/* with the scan's fields, from its record, no file opened */
+		bool by_scan = tp.dwatch.kind == PL_DWATCH_SCAN && tp.dwatch.scan.fields;
+
+		TAP_OK(pa && pa->seen_tick == tick && pa->state == 'S' &&
+			       (by_scan ? pa->stat_fd < 0 && tp.scan_stat_reads > scan_stats
+					: pa->stat_fd >= 0),
+		       "at the next tick the one that lives on is read (%c), %s", pa ? pa->state : '-',
+		       by_scan ? "from the scan's record, no file opened" : "its stat opened");
 		TAP_OK(!rec_of(&tp, b) && tp.births_unopened > unopened,
 		       "and the one that exited in between never was (gone before opened: %llu)",
 		       (unsigned long long)(tp.births_unopened - unopened));
