@@ -78,6 +78,8 @@
 #define ITER_STACK (-24) /* struct bpf_iter_task: 3 u64, 8-aligned */
 #define READ_STACK (-32) /* what bpf_probe_read_kernel reads into */
 #define SIGNAL_STACK (-40) /* a task's signal_struct, kept across two reads */
+#define CFS_RQS_STACK (-48) /* the root group's runqueue per CPU (tg->cfs_rq) */
+#define COUNT_STACK (-56)   /* the gate's second count, summed */
 #define CPUS_MAX 1024    /* more possible CPUs: no gate */
 /* The map's one value, in 32-bit words: how many named, whether there were
  * more, whether the list was walked (else the candidates in D are the
@@ -229,13 +231,14 @@ static int16_t off16(uint32_t v)
  * end. */
 enum label {
 	LOOP, ROOM_LEFT, DONE, CPU_LOOP, CPU_NEXT, CPU_DONE, CAND_LOOP, CAND_NEXT, RELEASE,
-	CAND_DONE, NAME, RAN_LOOP, RAN_NEXT, RAN_DONE, RAN_FIELDS, RAN_RELEASE, N_LABELS
+	CAND_DONE, NAME, RAN_LOOP, RAN_NEXT, RAN_DONE, RAN_FIELDS, RAN_RELEASE, CPU_LOOP2,
+	CPU_NEXT2, CPU_DONE2, COUNT_MIN, N_LABELS
 };
 struct prog {
-	struct bpf_insn insn[320];
+	struct bpf_insn insn[400];
 	size_t n, n_jumps;
-	size_t at[N_LABELS], jump_insn[32];
-	enum label jump_to[32];
+	size_t at[N_LABELS], jump_insn[40];
+	enum label jump_to[40];
 	bool cut;
 };
 
@@ -434,6 +437,51 @@ static void assemble_ran(struct prog *p, const struct scan_btf *s)
 	p->at[RAN_DONE] = p->n;
 }
 
+/* The runqueues' count again, after the candidates were looked up, and
+ * the smaller of the two counts into r9: a task counted blocked at both
+ * is blocked all along, so a leader in D that is no candidate still makes
+ * the run walk. The victim of a write loop goes into D and out a thousand
+ * times a second, and one count alone, read before the candidates were,
+ * often held a candidate that had left D by its look-up (and a per-CPU
+ * count read while a task moved between CPUs can be one over): a walk
+ * that found no one new, 15% of the runs under the bench's stall load. A
+ * task that went into D between the two counts is named at the next run
+ * if it is still there, as one that went into D after the run. r7 = the
+ * CPU; r8 (the counted) and r9 are kept. */
+static void assemble_second_count(struct prog *p, const struct scan_btf *s)
+{
+	op(p, BPF_ST | BPF_MEM | BPF_DW, 10, 0, COUNT_STACK, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
+	p->at[CPU_LOOP2] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, (int32_t)s->cpus, CPU_DONE2);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 0, 10, CFS_RQS_STACK, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 3);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0);
+	kread(p, 0, 0, 0, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT2);
+	kread(p, 0, 0, s->cfs_rq_rq_off, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT2);
+	kread(p, 0, 0, s->nr_unint_off, s->nr_unint_size);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 1, 10, COUNT_STACK, 0);
+	op(p, BPF_ALU | BPF_ADD | BPF_X, 1, 0, 0, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 1, COUNT_STACK, 0);
+	p->at[CPU_NEXT2] = p->n;
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	jump(p, BPF_JA, 0, 0, CPU_LOOP2);
+	p->at[CPU_DONE2] = p->n;
+	/* both as signed 32-bit sums, the smaller into r9 */
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 1, 10, COUNT_STACK, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 32);
+	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, 1, 0, 0, 32);
+	op(p, BPF_ALU | BPF_MOV | BPF_X, 9, 9, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 9, 0, 0, 32);
+	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, 9, 0, 0, 32);
+	jump_reg(p, BPF_JSGE, 1, 9, COUNT_MIN);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 9, 1, 0, 0);
+	p->at[COUNT_MIN] = p->n;
+}
+
 /* The gate, after the iterator's first task (init_task, never in D) is in
  * r0: r9 = the tasks blocked in D on all runqueues, then each candidate
  * in D named, and counted if it is off the CPU (one in D on its CPU has
@@ -445,6 +493,7 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 	kread(p, 0, 0, s->se_cfs_rq_off, 8);
 	kread(p, 0, 0, s->cfs_rq_tg_off, 8);
 	kread(p, 8, 0, s->tg_cfs_rq_off, 8); /* r8 = tg->cfs_rq */
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 8, CFS_RQS_STACK, 0);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 9, 0, 0, 0);
 	p->at[CPU_LOOP] = p->n;
@@ -492,6 +541,7 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
 	jump(p, BPF_JA, 0, 0, CAND_LOOP);
 	p->at[CAND_DONE] = p->n;
+	assemble_second_count(p, s);
 	/* as many off the CPU in D as the runqueues count blocked (signed: a
 	 * racy sum may dip below 0): done */
 	op(p, BPF_STX | BPF_MEM | BPF_W, 6, 9, 4 * W_BLOCKED, 0);
