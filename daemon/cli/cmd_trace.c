@@ -68,7 +68,8 @@ static void summary(const struct pl_tracer *t)
 		"sampler_ms p50 %.3f p99 %.3f max %.3f (tick wall p99 %.3f max %.3f); "
 		"io unreadable %llu, read errors %llu, exits %llu, pid reuses %llu; reads: "
 		"schedstat %llu (by the D scan %llu) stat %llu (%llu) io %llu (%llu), directory scans %llu (and %llu walks), pid probes %llu (listed %llu), "
-		"new processes put off a tick %llu (gone before opened %llu), full sweeps %llu, kept fds %llu\n",
+		"new processes put off a tick %llu (gone before opened %llu), full sweeps %llu, kept fds %llu, "
+		"slices settled by the walk %llu (made due %llu), wchans read %llu (kept %llu)\n",
 		(unsigned long long)st.ticks, (unsigned long long)st.rows,
 		(unsigned long long)st.stall_events, (unsigned long long)st.processes,
 		st.sampler_ms_p50, st.sampler_ms_p99, st.sampler_ms_max, st.tick_wall_ms_p99,
@@ -82,7 +83,9 @@ static void summary(const struct pl_tracer *t)
 		(unsigned long long)st.probes,
 		(unsigned long long)st.pid_lists,
 		(unsigned long long)st.births_deferred, (unsigned long long)st.births_unopened, (unsigned long long)st.full_sweeps,
-		(unsigned long long)st.kept_fds);
+		(unsigned long long)st.kept_fds, (unsigned long long)st.slices_settled,
+		(unsigned long long)st.slices_due, (unsigned long long)st.wchan_reads,
+		(unsigned long long)st.wchan_kept);
 }
 
 /* --cost-split: where a tick's time went, per tick on average; the bench

@@ -101,7 +101,11 @@
 #define REC_BYTES (8 * PL_REC_WORDS)
 #define W_TGIDS (W_RAN + REC_BYTES / 4 * PL_DSCAN_RAN_MAX)
 #define ROOM 4096
-#define VALUE_SIZE (4 * (W_TGIDS + ROOM))
+/* then, for each tgid named, its leader's run time and pcount (two u64:
+ * the walk asked for every leader settles their slices, dstate_scan.h) */
+#define W_RUNS (W_TGIDS + ROOM)
+#define VALUE_SIZE (4 * W_RUNS + 16 * ROOM)
+_Static_assert(4 * W_RUNS + 8 <= INT16_MAX, "a store's offset is 16 bits");
 
 struct scan_btf {
 	int k_new, k_next, k_destroy, k_lock, k_unlock;
@@ -597,6 +601,17 @@ static size_t assemble(struct prog *p, const struct scan_btf *s, int map_fd)
 	p->at[ROOM_LEFT] = p->n;
 	op(p, BPF_LDX | BPF_MEM | BPF_W, 2, 0, off16(s->tgid_off), 0);
 	put_tgid(p, 2);
+	if (s->ran_check) {
+		/* its run time and pcount at runs[count - 1] */
+		op(p, BPF_ALU64 | BPF_MOV | BPF_X, 4, 3, 0, 0);
+		op(p, BPF_ALU64 | BPF_SUB | BPF_K, 4, 0, 0, 1);
+		op(p, BPF_ALU64 | BPF_LSH | BPF_K, 4, 0, 0, 4);
+		op(p, BPF_ALU64 | BPF_ADD | BPF_X, 4, 6, 0, 0);
+		op(p, BPF_LDX | BPF_MEM | BPF_DW, 5, 0, off16(s->run_off), 0);
+		op(p, BPF_STX | BPF_MEM | BPF_DW, 4, 5, 4 * W_RUNS, 0);
+		op(p, BPF_LDX | BPF_MEM | BPF_DW, 5, 0, off16(s->pcount_off), 0);
+		op(p, BPF_STX | BPF_MEM | BPF_DW, 4, 5, 4 * W_RUNS + 8, 0);
+	}
 	jump(p, BPF_JA, 0, 0, LOOP);
 	p->at[DONE] = p->n;
 	iter_arg(p);
@@ -784,6 +799,15 @@ ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
 							&ran[i].io);
 	}
 	return n;
+}
+
+bool pl__dscan_walk_run(const struct pl_dscan *d, size_t i, uint64_t *run_ns, uint64_t *pcount)
+{
+	if (!d->ran_check || i >= ROOM)
+		return false;
+	memcpy(run_ns, (const void *)(d->value + W_RUNS + 4 * i), 8);
+	memcpy(pcount, (const void *)(d->value + W_RUNS + 4 * i + 2), 8);
+	return true;
 }
 
 ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow)

@@ -77,6 +77,9 @@ ssize_t pl__dscan_read(const struct pl_dscan *d, const int *cand, size_t n_cand,
  * there are, as a listing of /proc in the initial pid namespace has them,
  * for a tenth of its cost. How many, or -errno; *overflow as above. */
 ssize_t pl__dscan_list_all(const struct pl_dscan *d, int *out, size_t cap, bool *overflow);
+/* The run time and pcount of the i-th leader the last run named (its
+ * out[i]), read in the same walk; false without them (no d->ran_check). */
+bool pl__dscan_walk_run(const struct pl_dscan *d, size_t i, uint64_t *run_ns, uint64_t *pcount);
 void pl__dscan_close(struct pl_dscan *d);
 
 #endif

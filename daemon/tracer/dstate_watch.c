@@ -203,6 +203,11 @@ ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool 
 	return pl__dscan_list_all(&w->scan, out, cap, overflow);
 }
 
+bool pl__dwatch_walk_run(const struct pl_dwatch *w, size_t i, uint64_t *run_ns, uint64_t *pcount)
+{
+	return w->scan.prog_fd >= 0 && pl__dscan_walk_run(&w->scan, i, run_ns, pcount);
+}
+
 void pl__dwatch_candidates(struct pl_dwatch *w, const int *pids, size_t n)
 {
 	if (n > PL_DSCAN_CAND_MAX)

@@ -86,6 +86,9 @@ size_t pl__dwatch_drain(struct pl_dwatch *w, int *out, size_t cap, bool *overflo
 /* Every thread group leader now, by the scan's walk (dstate_scan.h), where
  * the kernel has the scan: -ENOSYS where not. */
 ssize_t pl__dwatch_list_leaders(struct pl_dwatch *w, int *out, size_t cap, bool *overflow);
+/* The run time and pcount of the i-th leader the last listing gave, read
+ * in the same walk (pl__dscan_walk_run); false without them. */
+bool pl__dwatch_walk_run(const struct pl_dwatch *w, size_t i, uint64_t *run_ns, uint64_t *pcount);
 
 /* The processes the next scan checks first (dstate_scan.h): the leaders
  * likeliest to be in D, those in D or writing at their last reading. More

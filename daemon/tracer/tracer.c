@@ -709,6 +709,10 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->scan_ran_reads = tp->scan_ran_reads;
 	out->scan_stat_reads = tp->scan_stat_reads;
 	out->scan_io_reads = tp->scan_io_reads;
+	out->slices_settled = tp->slices_settled;
+	out->slices_due = tp->slices_due;
+	out->wchan_reads = tp->wchan_reads;
+	out->wchan_kept = tp->wchan_kept;
 	out->full_sweeps = tp->full_sweeps;
 	out->probes = tp->probes;
 	out->pid_lists = tp->pid_lists;

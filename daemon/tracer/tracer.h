@@ -92,6 +92,8 @@ struct pl_tracer_stats {
 	uint64_t leader_lists; /* rescans by the D scan's walk instead of a directory listing */
 	uint64_t scan_ran_reads; /* of schedstat_reads, the run times the D scan read */
 	uint64_t scan_stat_reads, scan_io_reads; /* of stat_reads, io_reads: its fields */
+	uint64_t slices_settled, slices_due;   /* slice turns the rescan's walk moved on, or made due */
+	uint64_t wchan_reads, wchan_kept;      /* victims' wchans read, or kept (same wait) */
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
 	uint64_t pid_lists;     /* of them, those that listed the live ones from /proc */

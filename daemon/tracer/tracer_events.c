@@ -216,8 +216,10 @@ static uint64_t bully_ticks(const struct pl_tracer *t, struct pl_stall_event *e,
  * nothing is noted. */
 static void note_wchan(struct pl_tracer *t, struct pl_tproc *p)
 {
-	if (pl__tproc_read_wchan(&t->procs, p) > 0)
-		pl__stall_victim_wchan(&p->victim, t->procs.scratch.buf);
+	const char *name = pl__tproc_wchan_now(&t->procs, p);
+
+	if (name)
+		pl__stall_victim_wchan(&p->victim, name);
 }
 
 static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,

@@ -107,6 +107,7 @@ struct pl_tproc {
 	 * block-I/O wait of its ended (its delay total grew): two D samples
 	 * either side are two waits */
 	bool woke_now;
+	bool idle_now;      /* known not to have run since its last reading */
 	bool odd_blkio_now;    /* odd_blkio (below) is in this tick's events */
 	uint64_t seen_tick;    /* its last reading (or, in a tree, listing) */
 	/* read every tick until then, asleep or not: seen in D or dirtying
@@ -148,6 +149,9 @@ struct pl_tproc {
 	uint8_t bpf_slot;
 	bool bpf_fields;
 	uint64_t bpf_gone_tick; /* the tick + 1 at which the scan found no such process */
+	/* its leader's run time and pcount at the last walk of every leader
+	 * (walk_tick, 0: none), which the next walk compares (settle_slices) */
+	uint64_t walk_tick, walk_run_ns, walk_pcount;
 
 	uint64_t rchar, wchar, wbytes;
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
@@ -157,6 +161,10 @@ struct pl_tproc {
 	/* its wchan, kept from the first D sample of a watched one's episode
 	 * (pl__tproc_read_wchan), else -1 */
 	int wchan_fd;
+	/* the wchan read at wchan_tick (0: none), which a victim still in the
+	 * same wait at the next tick has again without a read (note_wchan) */
+	uint64_t wchan_tick;
+	char last_wchan[PL_WCHAN_MAX];
 
 	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
 	/* it ran before a reading of its io alone (tracer_procs.c): its comm
@@ -229,6 +237,8 @@ bool pl__dirty_sweep_due(int64_t *balance, int64_t *last_excess, int64_t dirtied
 /* new processes whose opening a tick puts off to the next at most (more
  * are opened at once) */
 #define PL_TBIRTHS_MAX 256
+/* every this many ticks the processes are listed again (tracer_procs.c) */
+#define PL_TRESCAN_TICKS 50
 
 struct pl_tprocs {
 	struct pl_tprocs_cfg cfg;
@@ -312,6 +322,8 @@ struct pl_tprocs {
 	uint64_t leader_lists; /* scans that took the D scan's walk (list_leaders) */
 	uint64_t scan_ran_reads; /* run times the D scan read (read_schedstat) */
 	uint64_t scan_stat_reads, scan_io_reads; /* stat and io fields it read */
+	uint64_t wchan_reads, wchan_kept; /* victims' wchans read, and taken as the last one */
+	uint64_t slices_settled, slices_due; /* slices the walk found not run since, or run */
 	int *notes;
 	size_t notes_cap, n_notes; /* n_notes: taken this tick, 0 on overflow */
 	uint64_t notes_read, note_overflows;
@@ -331,6 +343,9 @@ void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 /* A process's /proc/PID/wchan into tp->scratch, through a kept fd: the
  * length, or -errno (gone, or not readable). */
 ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p);
+/* The wchan of p, in D at this tick's sample: read, or the last tick's
+ * when it is in the same wait (tracer_procs.c); NULL when unreadable. */
+const char *pl__tproc_wchan_now(struct pl_tprocs *tp, struct pl_tproc *p);
 
 /* Was p read this tick (and is it in touched)? Only then are its tick's
  * results this tick's: one the pass went by keeps its last reading's. */

@@ -228,6 +228,78 @@ static int lock_wait_case(int rootfd, const char *path, bool watch_on)
 	return ticks;
 }
 
+/* A process in one long D wait (the file's lock) has its wchan read at its
+ * first D sample, and at the samples after, while it has not run, the
+ * same name is taken again without a read (pl__tproc_wchan_now). */
+static void wchan_kept_case(int rootfd, const char *path)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	struct holder h;
+	int waiter, wcmd, samples = 0, kept = 0, wrong = 0;
+	uint64_t reads = 0;
+	struct pl_tproc *w;
+	const char *name;
+	char c = 'x', first[PL_WCHAN_MAX] = "";
+	bool same = true;
+
+	probe_force(watch_force);
+	waiter = start_waiter(path, &wcmd);
+	if (waiter < 0 || !wait_state(waiter, 'S') || pl__tprocs_init(&tp, &cfg) < 0 ||
+	    pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	use_kind(&tp.dwatch);
+	tick_not_slice_of(&tp, waiter);
+	h = start_holder(path);
+	if (!h.pid) {
+		TAP_SKIP("no userfaultfd to hold a lock with: no long D wait for the wchan");
+		TAP_SKIP("nor for its name kept");
+		close(wcmd);
+		waitpid(waiter, NULL, 0);
+		pl__tprocs_free(&tp);
+		probe_force(NULL);
+		return;
+	}
+	if (write(wcmd, &c, 1) != 1 || !wait_state(waiter, 'D'))
+		exit(99);
+	for (int i = 0; i < 8; i++) {
+		uint64_t r0 = tp.wchan_reads, k0 = tp.wchan_kept;
+		bool idle;
+
+		pl__tprocs_tick(&tp, ++tick, 0, &(struct pl_tprocs_hint){ false, 0, 0 });
+		w = rec_of(&tp, waiter);
+		if (!w || w->seen_tick != tick || w->state != 'D')
+			continue;
+		/* not run since the last sample: it is known so (its first
+		 * run time from another source than the last says nothing) */
+		idle = w->idle_now;
+		name = pl__tproc_wchan_now(&tp, w);
+		if (samples == 0) {
+			reads = tp.wchan_reads - r0;
+			snprintf(first, sizeof(first), "%.*s", (int)strcspn(name ? name : "", "\n"),
+				 name ? name : "");
+		} else {
+			same &= name && strncmp(name, first, strlen(first)) == 0;
+			wrong += idle ? tp.wchan_kept != k0 + 1 || tp.wchan_reads != r0
+				      : tp.wchan_reads != r0 + 1;
+			kept += idle;
+		}
+		samples++;
+	}
+	TAP_OK(samples >= 6 && reads == 1 && first[0] && strcmp(first, "0") != 0,
+	       "wchan: at its first D sample the waiter's wchan is read (%s, %d samples)", first,
+	       samples);
+	TAP_OK(samples >= 6 && same && wrong == 0 && kept >= samples - 3,
+	       "and at the %d after, the same name, kept without a read at the %d known not to "
+	       "have run since (%d against that rule)",
+	       samples - 1, kept, wrong);
+	stop_holder(&h);
+	close(wcmd);
+	waitpid(waiter, NULL, 0);
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
+}
+
 /* A parent in a vfork wait is in D, no I/O wait; its child renames itself
  * at once, as nothing the tracer reads of the child can tell it from an
  * exec. With the watch, the parent is read in D at the next tick all the
@@ -591,6 +663,92 @@ static int fork_reader(const int *p, int other_write_end)
 		_exit(read(p[0], &c, 1) < 0);
 	}
 	return pid;
+}
+
+/* A sleeper that loops reading a byte from its pipe: poked, it runs. */
+static int fork_poked(int *poke)
+{
+	int p[2], pid;
+	char c;
+
+	if (pipe(p))
+		exit(99);
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*poke = p[1];
+	return pid;
+}
+
+/* The walk of every leader at each rescan gives their run times: a process
+ * read in its slice that did not run between two walks has its slice
+ * moved past the next walk (settle_slices), and one that ran is read at
+ * the tick after the walk. */
+static void settle_case(int rootfd)
+{
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs tp;
+	uint64_t lists, walk[2] = { 0, 0 }, settled = 0;
+	int still, poked, poke, hold, walks = 0;
+	struct pl_tproc *ps, *pp;
+	char c = 'p';
+
+	probe_force(watch_force);
+	if (pl__tprocs_init(&tp, &cfg) < 0 || pl__tprocs_set_root(&tp, rootfd, true) < 0)
+		exit(99);
+	use_kind(&tp.dwatch);
+	if (!tp.dwatch.scan.ran_check) {
+		TAP_SKIP("no run times in the walk on this kernel (no gate)");
+		TAP_SKIP("so no slices settled by it");
+		pl__tprocs_free(&tp);
+		probe_force(NULL);
+		return;
+	}
+	still = fork_poked(&hold);
+	poked = fork_poked(&poke);
+	wait_state(still, 'S');
+	wait_state(poked, 'S');
+	lists = tp.leader_lists;
+	/* two rescans: the first gives their run times, the second compares;
+	 * the poked one runs between them */
+	for (int i = 0; i < 3 * PL_TRESCAN_TICKS && walks < 2; i++) {
+		probe_tick(&tp);
+		if (tp.leader_lists == lists)
+			continue;
+		lists = tp.leader_lists;
+		walk[walks++] = tick;
+		if (walks == 1) {
+			if (write(poke, &c, 1) != 1)
+				exit(99);
+			wait_state(poked, 'S');
+		} else {
+			settled = tp.slices_settled;
+		}
+	}
+	ps = rec_of(&tp, still);
+	TAP_OK(walks == 2 && settled > 0 && ps &&
+		       (tp.due[ps - tp.v].tick == walk[1] + PL_TRESCAN_TICKS + 1 ||
+			ps->seen_tick == walk[1]),
+	       "settle: a sleeper that did not run between two walks has its slice moved past the "
+	       "next walk (due at %llu, the walk at %llu; %llu settled)",
+	       ps ? (unsigned long long)tp.due[ps - tp.v].tick : 0ULL,
+	       (unsigned long long)walk[1], (unsigned long long)settled);
+	probe_tick(&tp);
+	pp = rec_of(&tp, poked);
+	TAP_OK(walks == 2 && pp && tick == walk[1] + 1 && pp->seen_tick == tick,
+	       "and one that ran between them is read at the tick after the walk (%llu, %llu)",
+	       pp ? (unsigned long long)pp->seen_tick : 0ULL, (unsigned long long)walk[1]);
+	close(hold);
+	close(poke);
+	waitpid(still, NULL, 0);
+	waitpid(poked, NULL, 0);
+	pl__tprocs_free(&tp);
+	probe_force(NULL);
 }
 
 /* Births (tracer_procs.c): with the watch, a new process the probe finds
@@ -1122,6 +1280,7 @@ int main(void)
 			TAP_OK(ticks == 1, "with the watch: read in D at the next tick, asleep at its "
 				   "last reading and not its slice (%d ticks)", ticks);
 		vfork_case(rootfd);
+		wchan_kept_case(rootfd, path);
 		writer_case(rootfd, path);
 		if (watch_kind == PL_DWATCH_SWITCH)
 			overflow_case(rootfd);
@@ -1130,6 +1289,7 @@ int main(void)
 		if (watch_kind == PL_DWATCH_SCAN) {
 			steer_case();
 			rescan_case(rootfd);
+			settle_case(rootfd);
 			scan_ran_case(rootfd, dir);
 		}
 		births_case(rootfd, true, 0);
