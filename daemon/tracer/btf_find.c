@@ -318,3 +318,11 @@ int pl__btf_member(const struct pl_btf *b, int id, const char *name, uint32_t *o
 		return -ENOENT;
 	return member_in(b, (uint32_t)id, name, 0, 0, offset, size);
 }
+
+bool pl__btf_member_sized(const struct pl_btf *b, int id, const char *name, uint32_t size,
+			  uint32_t *offset)
+{
+	uint32_t got;
+
+	return pl__btf_member(b, id, name, offset, &got) == 0 && got == size;
+}

@@ -14,6 +14,7 @@
 #ifndef PL_TRACER_BTF_FIND_H
 #define PL_TRACER_BTF_FIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,5 +50,9 @@ int pl__btf_find(const struct pl_btf *b, const char *name, unsigned kind);
  * 0, or -ENOENT. */
 int pl__btf_member(const struct pl_btf *b, int id, const char *name, uint32_t *offset,
 		   uint32_t *size);
+/* The same for a member of exactly size bytes (what a program loads):
+ * true with its offset, false when absent or of another size. */
+bool pl__btf_member_sized(const struct pl_btf *b, int id, const char *name, uint32_t size,
+			  uint32_t *offset);
 
 #endif

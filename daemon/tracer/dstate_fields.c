@@ -37,14 +37,6 @@
 #define TASK_FREEZABLE_UNSAFE 0x4000
 #define PF_KTHREAD 0x00200000
 
-static bool member(const struct pl_btf *b, int id, const char *name, uint32_t want,
-		   uint32_t *off)
-{
-	uint32_t size;
-
-	return id > 0 && pl__btf_member(b, id, name, off, &size) == 0 && (want == 0 || size == want);
-}
-
 bool pl__dscan_fields_btf(const struct pl_btf *b, int task, struct pl_dscan_layout *l)
 {
 	static const char *const io_names[7] = { "rchar", "wchar", "syscr", "syscw",
@@ -56,22 +48,23 @@ bool pl__dscan_fields_btf(const struct pl_btf *b, int task, struct pl_dscan_layo
 	uint32_t sig_ioac_size = 0, any = 0;
 
 	memset(l, 0, sizeof(*l));
-	if (!member(b, task, "flags", 4, &l->flags_off) ||
-	    !member(b, task, "exit_state", 4, &l->exit_state_off) ||
-	    !member(b, task, "pid", 4, &l->pid_off) ||
-	    !member(b, task, "start_boottime", 8, &l->start_off) ||
-	    !member(b, task, "comm", 16, &l->comm_off) ||
-	    !member(b, task, "signal", sizeof(void *), &l->signal_off) ||
-	    !member(b, task, "real_parent", sizeof(void *), &l->parent_off) ||
-	    !member(b, task, "delays", sizeof(void *), &l->delays_off) ||
-	    !member(b, delays, "blkio_delay", 8, &l->blkio_off) ||
-	    !member(b, sig, "nr_threads", 4, &l->nr_threads_off) ||
+	if (!pl__btf_member_sized(b, task, "flags", 4, &l->flags_off) ||
+	    !pl__btf_member_sized(b, task, "exit_state", 4, &l->exit_state_off) ||
+	    !pl__btf_member_sized(b, task, "pid", 4, &l->pid_off) ||
+	    !pl__btf_member_sized(b, task, "start_boottime", 8, &l->start_off) ||
+	    !pl__btf_member_sized(b, task, "comm", 16, &l->comm_off) ||
+	    !pl__btf_member_sized(b, task, "signal", sizeof(void *), &l->signal_off) ||
+	    !pl__btf_member_sized(b, task, "real_parent", sizeof(void *), &l->parent_off) ||
+	    !pl__btf_member_sized(b, task, "delays", sizeof(void *), &l->delays_off) ||
+	    !pl__btf_member_sized(b, delays, "blkio_delay", 8, &l->blkio_off) ||
+	    !pl__btf_member_sized(b, sig, "nr_threads", 4, &l->nr_threads_off) ||
 	    pl__btf_member(b, task, "ioac", &l->ioac_off, &l->ioac_size) < 0 ||
 	    pl__btf_member(b, sig, "ioac", &l->sig_ioac_off, &sig_ioac_size) < 0 ||
 	    l->ioac_size == 0 || l->ioac_size > PL_REC_IOAC_MAX || l->ioac_size != sig_ioac_size)
 		return false;
 	for (int i = 0; i < 7; i++) {
-		if (member(b, ioac, io_names[i], 8, &l->io_off[i]) && l->io_off[i] + 8 <= l->ioac_size)
+		if (pl__btf_member_sized(b, ioac, io_names[i], 8, &l->io_off[i]) &&
+		    l->io_off[i] + 8 <= l->ioac_size)
 			any |= 1u << i;
 		else
 			l->io_off[i] = UINT32_MAX; /* a kernel without it: not in io either */

@@ -125,14 +125,6 @@ struct scan_btf {
 	struct pl_dscan_layout layout;
 };
 
-/* A member of structure id of the size the program loads. */
-static bool member(const struct pl_btf *b, int id, const char *name, uint32_t want, uint32_t *off)
-{
-	uint32_t size;
-
-	return pl__btf_member(b, id, name, off, &size) == 0 && size == want;
-}
-
 /* nr_cpu_ids: one more than the last CPU of /sys/devices/system/cpu/possible
  * ("0-3", "0"), or 0. */
 static unsigned possible_cpus(void)
@@ -180,20 +172,20 @@ static bool find_gate_btf(const struct pl_btf *b, struct scan_btf *s, int task)
 
 	s->k_from_pid = pl__btf_find(b, "bpf_task_from_pid", PL_BTF_FUNC);
 	s->k_release = pl__btf_find(b, "bpf_task_release", PL_BTF_FUNC);
-	if (!member(b, task, "on_cpu", 4, &s->on_cpu_off))
+	if (!pl__btf_member_sized(b, task, "on_cpu", 4, &s->on_cpu_off))
 		s->on_cpu_off = 0;
 	if (s->k_from_pid <= 0 || s->k_release <= 0 ||
-	    !member(b, task, "se.cfs_rq", sizeof(void *), &s->se_cfs_rq_off) ||
-	    !member(b, cfs_rq, "tg", sizeof(void *), &s->cfs_rq_tg_off) ||
-	    !member(b, tg, "cfs_rq", sizeof(void *), &s->tg_cfs_rq_off) ||
-	    !member(b, cfs_rq, "rq", sizeof(void *), &s->cfs_rq_rq_off) ||
+	    !pl__btf_member_sized(b, task, "se.cfs_rq", sizeof(void *), &s->se_cfs_rq_off) ||
+	    !pl__btf_member_sized(b, cfs_rq, "tg", sizeof(void *), &s->cfs_rq_tg_off) ||
+	    !pl__btf_member_sized(b, tg, "cfs_rq", sizeof(void *), &s->tg_cfs_rq_off) ||
+	    !pl__btf_member_sized(b, cfs_rq, "rq", sizeof(void *), &s->cfs_rq_rq_off) ||
 	    pl__btf_member(b, rq, "nr_uninterruptible", &s->nr_unint_off, &size) < 0 ||
 	    (size != 4 && size != 8))
 		return false;
 	s->nr_unint_size = size;
 	/* the run time, with the gate's look-ups (CONFIG_SCHED_INFO) */
-	s->ran_check = member(b, task, "se.sum_exec_runtime", 8, &s->run_off) &&
-		       member(b, task, "sched_info.pcount", 8, &s->pcount_off);
+	s->ran_check = pl__btf_member_sized(b, task, "se.sum_exec_runtime", 8, &s->run_off) &&
+		       pl__btf_member_sized(b, task, "sched_info.pcount", 8, &s->pcount_off);
 	s->fields = s->ran_check && pl__dscan_fields_btf(b, task, &s->layout);
 	return (s->cpus = possible_cpus()) > 0;
 }
@@ -216,8 +208,9 @@ static int find_btf(struct scan_btf *s)
 	s->k_unlock = pl__btf_find(&b, "bpf_rcu_read_unlock", PL_BTF_FUNC);
 	task = pl__btf_find(&b, "task_struct", PL_BTF_STRUCT);
 	err = s->k_new > 0 && s->k_next > 0 && s->k_destroy > 0 && s->k_lock > 0 &&
-			      s->k_unlock > 0 && member(&b, task, "__state", 4, &s->state_off) &&
-			      member(&b, task, "tgid", 4, &s->tgid_off)
+			      s->k_unlock > 0 &&
+			      pl__btf_member_sized(&b, task, "__state", 4, &s->state_off) &&
+			      pl__btf_member_sized(&b, task, "tgid", 4, &s->tgid_off)
 		      ? 0
 		      : -ENOENT;
 	if (err == 0)
@@ -441,6 +434,40 @@ static void assemble_ran(struct prog *p, const struct scan_btf *s)
 	p->at[RAN_DONE] = p->n;
 }
 
+/* r(dst) = the runqueues' count of tasks blocked in D: each possible CPU's
+ * root-group runqueue (tg->cfs_rq[cpu], kept at CFS_RQS_STACK), its rq,
+ * its nr_uninterruptible, summed at COUNT_STACK. Per CPU the count can go
+ * below 0 (blocked on one, woken on another): the sum is right in 32 bits,
+ * as the kernel's nr_uninterruptible(), and dst holds it sign-extended.
+ * loop, next and done are this copy's labels. Clobbers r0-r5 and r7. */
+static void assemble_count(struct prog *p, const struct scan_btf *s, uint8_t dst,
+			   enum label loop, enum label next, enum label done)
+{
+	op(p, BPF_ST | BPF_MEM | BPF_DW, 10, 0, COUNT_STACK, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
+	p->at[loop] = p->n;
+	jump(p, BPF_JGE | BPF_K, 7, (int32_t)s->cpus, done);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 0, 10, CFS_RQS_STACK, 0);
+	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 3);
+	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0);
+	kread(p, 0, 0, 0, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, next);
+	kread(p, 0, 0, s->cfs_rq_rq_off, 8);
+	jump(p, BPF_JEQ | BPF_K, 0, 0, next);
+	kread(p, 0, 0, s->nr_unint_off, s->nr_unint_size);
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, 1, 10, COUNT_STACK, 0);
+	op(p, BPF_ALU | BPF_ADD | BPF_X, 1, 0, 0, 0);
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 1, COUNT_STACK, 0);
+	p->at[next] = p->n;
+	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
+	jump(p, BPF_JA, 0, 0, loop);
+	p->at[done] = p->n;
+	op(p, BPF_LDX | BPF_MEM | BPF_DW, dst, 10, COUNT_STACK, 0);
+	op(p, BPF_ALU64 | BPF_LSH | BPF_K, dst, 0, 0, 32);
+	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, dst, 0, 0, 32);
+}
+
 /* The runqueues' count again, after the candidates were looked up, and
  * the smaller of the two counts into r9: a task counted blocked at both
  * is blocked all along, so a leader in D that is no candidate still makes
@@ -450,37 +477,11 @@ static void assemble_ran(struct prog *p, const struct scan_btf *s)
  * count read while a task moved between CPUs can be one over): a walk
  * that found no one new, 15% of the runs under the bench's stall load. A
  * task that went into D between the two counts is named at the next run
- * if it is still there, as one that went into D after the run. r7 = the
- * CPU; r8 (the counted) and r9 are kept. */
+ * if it is still there, as one that went into D after the run. r8 (the
+ * counted) and r9 are kept. */
 static void assemble_second_count(struct prog *p, const struct scan_btf *s)
 {
-	op(p, BPF_ST | BPF_MEM | BPF_DW, 10, 0, COUNT_STACK, 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
-	p->at[CPU_LOOP2] = p->n;
-	jump(p, BPF_JGE | BPF_K, 7, (int32_t)s->cpus, CPU_DONE2);
-	op(p, BPF_LDX | BPF_MEM | BPF_DW, 0, 10, CFS_RQS_STACK, 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 1, 7, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 3);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0);
-	kread(p, 0, 0, 0, 8);
-	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT2);
-	kread(p, 0, 0, s->cfs_rq_rq_off, 8);
-	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT2);
-	kread(p, 0, 0, s->nr_unint_off, s->nr_unint_size);
-	op(p, BPF_LDX | BPF_MEM | BPF_DW, 1, 10, COUNT_STACK, 0);
-	op(p, BPF_ALU | BPF_ADD | BPF_X, 1, 0, 0, 0);
-	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 1, COUNT_STACK, 0);
-	p->at[CPU_NEXT2] = p->n;
-	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
-	jump(p, BPF_JA, 0, 0, CPU_LOOP2);
-	p->at[CPU_DONE2] = p->n;
-	/* both as signed 32-bit sums, the smaller into r9 */
-	op(p, BPF_LDX | BPF_MEM | BPF_DW, 1, 10, COUNT_STACK, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 1, 0, 0, 32);
-	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, 1, 0, 0, 32);
-	op(p, BPF_ALU | BPF_MOV | BPF_X, 9, 9, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 9, 0, 0, 32);
-	op(p, BPF_ALU64 | BPF_ARSH | BPF_K, 9, 0, 0, 32);
+	assemble_count(p, s, 1, CPU_LOOP2, CPU_NEXT2, CPU_DONE2);
 	jump_reg(p, BPF_JSGE, 1, 9, COUNT_MIN);
 	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 9, 1, 0, 0);
 	p->at[COUNT_MIN] = p->n;
@@ -496,27 +497,9 @@ static void assemble_gate(struct prog *p, const struct scan_btf *s)
 {
 	kread(p, 0, 0, s->se_cfs_rq_off, 8);
 	kread(p, 0, 0, s->cfs_rq_tg_off, 8);
-	kread(p, 8, 0, s->tg_cfs_rq_off, 8); /* r8 = tg->cfs_rq */
-	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 8, CFS_RQS_STACK, 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_K, 9, 0, 0, 0);
-	p->at[CPU_LOOP] = p->n;
-	jump(p, BPF_JGE | BPF_K, 7, (int32_t)s->cpus, CPU_DONE);
-	op(p, BPF_ALU64 | BPF_MOV | BPF_X, 0, 7, 0, 0);
-	op(p, BPF_ALU64 | BPF_LSH | BPF_K, 0, 0, 0, 3);
-	op(p, BPF_ALU64 | BPF_ADD | BPF_X, 0, 8, 0, 0);
-	kread(p, 0, 0, 0, 8);
-	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT);
-	kread(p, 0, 0, s->cfs_rq_rq_off, 8);
-	jump(p, BPF_JEQ | BPF_K, 0, 0, CPU_NEXT);
-	kread(p, 0, 0, s->nr_unint_off, s->nr_unint_size);
-	/* per CPU the count can go below 0 (blocked on one, woken on another):
-	 * the sum is right in 32 bits, as the kernel's nr_uninterruptible() */
-	op(p, BPF_ALU | BPF_ADD | BPF_X, 9, 0, 0, 0);
-	p->at[CPU_NEXT] = p->n;
-	op(p, BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1);
-	jump(p, BPF_JA, 0, 0, CPU_LOOP);
-	p->at[CPU_DONE] = p->n;
+	kread(p, 0, 0, s->tg_cfs_rq_off, 8); /* tg->cfs_rq */
+	op(p, BPF_STX | BPF_MEM | BPF_DW, 10, 0, CFS_RQS_STACK, 0);
+	assemble_count(p, s, 9, CPU_LOOP, CPU_NEXT, CPU_DONE);
 	if (s->ran_check)
 		assemble_ran(p, s);
 	/* r7 = the candidate's index, r8 = how many counted */

@@ -1527,10 +1527,11 @@ static int list_leaders(struct pl_tprocs *tp, uint64_t tick)
 		if (pids[i] > 0 && (err = consider(tp, pids[i], tick, false)) < 0)
 			return err;
 	}
-	if (tp->dwatch.on && (err = rebuild_hash(tp)) < 0)
-		return err;
-	if (tp->dwatch.on)
+	if (tp->dwatch.on) {
+		if ((err = rebuild_hash(tp)) < 0)
+			return err;
 		settle_slices(tp, tick, pids, (size_t)n);
+	}
 	tp->scan_tick = tick;
 	return 0;
 }
