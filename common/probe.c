@@ -22,8 +22,6 @@ static const char *const probe_names[PL_PROBE_COUNT] = {
 	[PL_PROBE_DELAYACCT] = "delayacct",
 	[PL_PROBE_FFS_AIO] = "ffs_aio",
 	[PL_PROBE_EVENTFD_FLAGS] = "eventfd_flags",
-	[PL_PROBE_SCHED_BPF] = "sched_bpf",
-	[PL_PROBE_TASK_ITER] = "task_iter",
 };
 
 static atomic_uint forced_mask;
@@ -57,8 +55,7 @@ static unsigned parse_env(void)
 			mask |= 1u << i;
 		else if (e > b)
 			pl__log_warnx("PERFLINK_PROBE_FAIL: unknown probe '%.*s' ignored (known: "
-				      "memfd, smaps_rollup, psi, delayacct, ffs_aio, eventfd_flags, sched_bpf, "
-				      "task_iter)",
+				      "memfd, smaps_rollup, psi, delayacct, ffs_aio, eventfd_flags)",
 				      (int)(e - b > 64 ? 64 : e - b), b);
 		s += len;
 		if (*s == ',')

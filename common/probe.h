@@ -10,8 +10,7 @@
  *
  * Test seam: PERFLINK_PROBE_FAIL=name[,name...] (read once, at the first
  * call) forces the named probes absent. Names are those of pl__probe_name():
- * memfd, smaps_rollup, psi, delayacct, ffs_aio, eventfd_flags, sched_bpf,
- * task_iter.
+ * memfd, smaps_rollup, psi, delayacct, ffs_aio, eventfd_flags.
  * An unknown name is warned about and ignored. It exists so that the
  * fallbacks run on a kernel that has everything; it is not a tuning knob.
  *
@@ -30,8 +29,6 @@ enum pl_probe {
 	PL_PROBE_DELAYACCT,     /* per-task block-I/O delay (CONFIG_TASK_DELAY_ACCT, kernel.task_delayacct) */
 	PL_PROBE_FFS_AIO,       /* native AIO, io_setup(2) (CONFIG_AIO), that FunctionFS serves */
 	PL_PROBE_EVENTFD_FLAGS, /* eventfd EFD_NONBLOCK | EFD_CLOEXEC: 2.6.27 */
-	PL_PROBE_SCHED_BPF,     /* a BPF program on sched_switch with a ring buffer: 5.18, CAP_BPF */
-	PL_PROBE_TASK_ITER,     /* a BPF walk of the process list (task iterator kfuncs): 6.7, CAP_BPF */
 	PL_PROBE_COUNT
 };
 

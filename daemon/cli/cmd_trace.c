@@ -67,25 +67,19 @@ static void summary(const struct pl_tracer *t)
 		"perflink trace: %llu ticks, %llu rows, %llu stall events, %llu processes; "
 		"sampler_ms p50 %.3f p99 %.3f max %.3f (tick wall p99 %.3f max %.3f); "
 		"io unreadable %llu, read errors %llu, exits %llu, pid reuses %llu; reads: "
-		"schedstat %llu (by the D scan %llu) stat %llu (%llu) io %llu (%llu), directory scans %llu (and %llu walks), pid probes %llu (listed %llu), "
-		"new processes put off a tick %llu (gone before opened %llu), full sweeps %llu, kept fds %llu, "
-		"slices settled by the walk %llu (made due %llu), wchans read %llu (kept %llu)\n",
+		"schedstat %llu stat %llu io %llu wchan %llu (kept %llu), directory scans %llu, "
+		"pid probes %llu (listed %llu), full sweeps %llu, kept fds %llu\n",
 		(unsigned long long)st.ticks, (unsigned long long)st.rows,
 		(unsigned long long)st.stall_events, (unsigned long long)st.processes,
 		st.sampler_ms_p50, st.sampler_ms_p99, st.sampler_ms_max, st.tick_wall_ms_p99,
 		st.tick_wall_ms_max, (unsigned long long)st.io_denied,
 		(unsigned long long)st.read_errors, (unsigned long long)st.exits,
 		(unsigned long long)st.pid_reuses, (unsigned long long)st.schedstat_reads,
-		(unsigned long long)st.scan_ran_reads,
-		(unsigned long long)st.stat_reads, (unsigned long long)st.scan_stat_reads,
-		(unsigned long long)st.io_reads, (unsigned long long)st.scan_io_reads,
-		(unsigned long long)st.dir_scans, (unsigned long long)st.leader_lists,
-		(unsigned long long)st.probes,
-		(unsigned long long)st.pid_lists,
-		(unsigned long long)st.births_deferred, (unsigned long long)st.births_unopened, (unsigned long long)st.full_sweeps,
-		(unsigned long long)st.kept_fds, (unsigned long long)st.slices_settled,
-		(unsigned long long)st.slices_due, (unsigned long long)st.wchan_reads,
-		(unsigned long long)st.wchan_kept);
+		(unsigned long long)st.stat_reads, (unsigned long long)st.io_reads,
+		(unsigned long long)st.wchan_reads, (unsigned long long)st.wchan_kept,
+		(unsigned long long)st.dir_scans, (unsigned long long)st.probes,
+		(unsigned long long)st.pid_lists, (unsigned long long)st.full_sweeps,
+		(unsigned long long)st.kept_fds);
 }
 
 /* --cost-split: where a tick's time went, per tick on average; the bench
@@ -96,32 +90,15 @@ static void cost_split(const struct pl_tracer_stats *st)
 
 	if (!st->cost_split)
 		return;
-	fprintf(stderr,
-		"perflink trace: cost split, us per tick over %llu ticks (%llu not preempted): "
-		"tick CPU %.1f\n",
-		(unsigned long long)st->cost_ticks, (unsigned long long)st->cost_clean_ticks,
-		(double)st->tick_cpu_ns / 1e3 / ticks);
+	fprintf(stderr, "perflink trace: cost split, us per tick over %llu ticks: tick CPU %.1f\n",
+		(unsigned long long)st->cost_ticks, (double)st->tick_cpu_ns / 1e3 / ticks);
 	for (int i = 0; i < PL_TPHASE_N; i++) {
 		const struct pl_tracer_phase_cost *c = &st->phase[i];
 
-		fprintf(stderr,
-			"perflink trace: cost %-9s %8.1f us/tick, items %7.2f/tick (%.2f us "
-			"each), reads %7.2f/tick (%.1f us in reads)\n",
+		fprintf(stderr, "perflink trace: cost %-9s %8.1f us/tick, items %7.2f/tick\n",
 			pl__tracer_phase_name(i), (double)c->ns / 1e3 / ticks,
-			(double)c->items / ticks,
-			c->items ? (double)c->ns / 1e3 / (double)c->items : 0.0,
-			(double)c->reads / ticks, (double)c->read_ns / 1e3 / ticks);
+			(double)c->items / ticks);
 	}
-	fprintf(stderr,
-		"perflink trace: cost d_watch %s at the end (%llu scans, %llu walked, %llu changes), %.1f "
-		"notes/tick, %llu overflows, its BPF program %.1f us/tick in the tasks switching, "
-		"attached %llu ticks with %.0f context switches/tick\n",
-		st->d_watch_kind ? st->d_watch_kind : "off", (unsigned long long)st->d_scans,
-		(unsigned long long)st->d_walks,
-		(unsigned long long)st->d_steers, (double)st->d_notes / ticks,
-		(unsigned long long)st->d_overflows, (double)st->d_watch_run_ns / 1e3 / ticks,
-		(unsigned long long)st->d_switch_ticks,
-		st->d_switch_ticks ? (double)st->d_switches / (double)st->d_switch_ticks : 0.0);
 }
 
 int pl__cmd_trace(int argc, char **argv)

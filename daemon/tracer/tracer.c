@@ -311,18 +311,13 @@ static int init_readers(struct pl_tracer *t)
 	pcfg.nwatch = t->nwatch;
 	pcfg.track_writers = t->cfg.track_writers;
 	pcfg.stat_every_tick = t->cfg.stat_every_tick;
-	pcfg.no_d_watch = !t->cfg.d_watch;
 	pcfg.clk_tck = t->clk_tck;
 	pcfg.no_blkio = pl__probe_forced(PL_PROBE_DELAYACCT);
 	pcfg.fd_budget = t->cfg.fd_budget;
 	pcfg.interval_ms = 1000.0 / t->cfg.hz;
 	if ((err = pl__tprocs_init(&t->procs, &pcfg)) < 0)
 		return err;
-	if ((err = pl__tsys_init(&t->sys, t->cfg.disks)) < 0)
-		return err;
-	if (t->cfg.cost_split)
-		t->procs.cost = t->sys.cost = &t->cost;
-	return 0;
+	return pl__tsys_init(&t->sys, t->cfg.disks);
 }
 
 /* A recording: the ticks read the snapshots from 0000 on, so only what
@@ -422,7 +417,6 @@ int pl__tracer_open(struct pl_tracer **out, const struct pl_tracer_config *cfg)
 		goto fail;
 	if ((err = open_outputs(t, &first)) < 0)
 		goto fail;
-	memset(&t->cost, 0, sizeof(t->cost)); /* the split is the ticks' own */
 	*out = t;
 	return 0;
 fail:
@@ -579,36 +573,35 @@ static void remember_sys(struct pl_tracer *t, double mono, const struct pl_tsys_
 	pl__stall_history_put(&t->hist, &h);
 }
 
-#define STEER_TICKS 10 /* the switch rate is read this often, for the D watch */
-
-/* The system files, and the D watch steered by the machine's switch rate:
- * with the watch, procs_blocked is not needed, and /proc/stat (20-27 us on
- * the test VM under a stall load) is read only to count switches, every
- * STEER_TICKS ticks, where the kernel has both ways (and with --cost-split
- * under the switch watch alone, for the switches it was attached over). */
-static void read_sys(struct pl_tracer *t, int rootfd, bool keep, struct pl_tsys_sample *s)
+const char *pl__tracer_phase_name(enum pl_tracer_phase ph)
 {
-	struct pl_dwatch *w = &t->procs.dwatch;
+	static const char *const names[PL_TPHASE_N] = {
+		[PL_TPHASE_SYSTEM] = "system", [PL_TPHASE_PROCESSES] = "processes",
+		[PL_TPHASE_OUTPUT] = "output", [PL_TPHASE_EVENTS] = "events",
+	};
 
-	t->sys.blocked_unneeded = w->on;
-	/* the first time a tick after the first count, so that a machine
-	 * already switching often is not paid for by the switch watch for long */
-	t->sys.want_ctxt = (pl__dwatch_steerable(w) ||
-			    (w->on && w->kind == PL_DWATCH_SWITCH && t->procs.cost)) &&
-			   (!t->steer_ctxt || t->tick >= t->steer_tick + STEER_TICKS ||
-			    (w->steers == 0 && t->steer_tick <= 1));
-	pl__tsys_read(&t->sys, rootfd, keep, s);
-	if (s->ctxt == 0)
+	return (unsigned)ph < PL_TPHASE_N ? names[ph] : "?";
+}
+
+/* --cost-split: the phase from *t0 to now, over the ticks after the first
+ * (which reads every process: setting up, not a tick's cost). */
+static void phase_done(struct pl_tracer *t, enum pl_tracer_phase ph, uint64_t *t0, uint64_t items)
+{
+	uint64_t now;
+
+	if (!t->cfg.cost_split)
 		return;
-	if (t->steer_ctxt && s->ctxt >= t->steer_ctxt && t->tick > t->steer_tick)
-		pl__dwatch_steer(w, s->ctxt - t->steer_ctxt, t->tick - t->steer_tick);
-	t->steer_ctxt = s->ctxt;
-	t->steer_tick = t->tick;
+	now = pl__mono_ns();
+	if (t->tick > 1) {
+		t->phase[ph].ns += now - *t0;
+		t->phase[ph].items += items;
+	}
+	*t0 = now;
 }
 
 int pl__tracer_tick(struct pl_tracer *t)
 {
-	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), t_out, t_ev, t1, c1;
+	uint64_t t0 = pl__mono_ns(), c0 = pl__thread_cpu_ns(), tp0 = t0, t1, c1;
 	struct pl_tsys_sample s;
 	struct pl_tprocs_hint hint;
 	double wall = 0, mono = 0, ms;
@@ -627,7 +620,8 @@ int pl__tracer_tick(struct pl_tracer *t)
 	}
 	t->tick++;
 	t->procs.now_ms = mono * 1000.0;
-	read_sys(t, rootfd, keep, &s);
+	pl__tsys_read(&t->sys, rootfd, keep, &s);
+	phase_done(t, PL_TPHASE_SYSTEM, &tp0, 1);
 	hint.maybe_blocked = s.maybe_blocked;
 	hint.procs_blocked = s.procs_blocked;
 	hint.dirtied_bytes = s.dirtied_bytes;
@@ -635,7 +629,7 @@ int pl__tracer_tick(struct pl_tracer *t)
 		pl__log_warnc(-err, "%s: cannot list processes", t->cfg.proc_root);
 		return err;
 	}
-	t_out = pl__tcost_now(t->procs.cost);
+	phase_done(t, PL_TPHASE_PROCESSES, &tp0, t->procs.n_touched);
 	pl__tbaseline_tick(&t->procs);
 	if ((err = write_rows(t, wall, mono, &s)) < 0) {
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
@@ -643,16 +637,10 @@ int pl__tracer_tick(struct pl_tracer *t)
 		return err;
 	}
 	remember_sys(t, mono, &s);
-	t_ev = pl__tcost_now(t->procs.cost);
+	phase_done(t, PL_TPHASE_OUTPUT, &tp0, 0);
 	if ((err = pl__tevents_tick(t, wall, mono)) < 0)
 		return err;
-	if (t->procs.cost) {
-		/* timed apart from the output around it; one item a tick: the
-		 * cost is the tick's (the wchan reads, the detection), and the
-		 * split keeps a phase's time by its items (pl__tcost_report) */
-		pl__tcost_done(t->procs.cost, PL_TPHASE_EVENTS, t_ev, 1);
-		t_out += pl__mono_ns() - t_ev;
-	}
+	phase_done(t, PL_TPHASE_EVENTS, &tp0, 1);
 	if (fflush(t->csv) == EOF) {
 		err = errno ? -errno : -EIO;
 		pl__log_warnc(-err, "cannot write %s", t->cfg.out_path);
@@ -663,17 +651,13 @@ int pl__tracer_tick(struct pl_tracer *t)
 	if (t->csv_whole >= 0)
 		t->csv_whole += t->csv_tick_bytes;
 	t->csv_tick_bytes = 0;
-	pl__tcost_done(t->procs.cost, PL_TPHASE_OUTPUT, t_out, 1);
+	phase_done(t, PL_TPHASE_OUTPUT, &tp0, 1);
 	c1 = pl__thread_cpu_ns();
 	t1 = pl__mono_ns();
-	/* The first tick reads every process there is: setting up, not the
-	 * cost of a tick. */
-	if (t->procs.cost && t->tick > 1)
-		pl__tcost_merge(&t->cost_run, &t->cost, t1 - t0, c1 - c0);
-	else
-		memset(&t->cost, 0, sizeof(t->cost));
-	if (t->procs.cost && t->tick == 1)
-		t->d_watch_run0_ns = pl__dwatch_run_ns(&t->procs.dwatch);
+	if (t->cfg.cost_split && t->tick > 1) {
+		t->cost_ticks++;
+		t->cost_cpu_ns += c1 - c0;
+	}
 	ms = (double)(c1 - c0) / 1e6;
 	t->sampler_ms_last = ms;
 	pl__qhist_add(&t->sampler, ms);
@@ -705,33 +689,17 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->io_reads = tp->io_reads;
 	out->schedstat_reads = tp->schedstat_reads;
 	out->dir_scans = tp->dir_scans;
-	out->leader_lists = tp->leader_lists;
-	out->scan_ran_reads = tp->scan_ran_reads;
-	out->scan_stat_reads = tp->scan_stat_reads;
-	out->scan_io_reads = tp->scan_io_reads;
-	out->slices_settled = tp->slices_settled;
-	out->slices_due = tp->slices_due;
 	out->wchan_reads = tp->wchan_reads;
 	out->wchan_kept = tp->wchan_kept;
 	out->full_sweeps = tp->full_sweeps;
 	out->probes = tp->probes;
 	out->pid_lists = tp->pid_lists;
-	out->births_deferred = tp->births_deferred;
-	out->births_unopened = tp->births_unopened;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
-	out->d_watch_kind = pl__dwatch_kind_name(&tp->dwatch);
-	out->d_scans = tp->dwatch.scans;
-	out->d_walks = tp->dwatch.walks;
-	out->d_steers = tp->dwatch.steers;
-	out->d_notes = tp->notes_read;
-	out->d_overflows = tp->note_overflows;
-	out->d_switches = tp->dwatch.attached_switches;
-	out->d_switch_ticks = tp->dwatch.attached_ticks;
-	out->d_watch_run_ns = pl__dwatch_run_ns(&tp->dwatch);
-	out->d_watch_run_ns -= out->d_watch_run_ns >= t->d_watch_run0_ns ? t->d_watch_run0_ns : 0;
-	if (tp->cost)
-		pl__tcost_report(&t->cost_run, out);
+	out->cost_split = t->cfg.cost_split;
+	out->cost_ticks = t->cost_ticks;
+	out->tick_cpu_ns = t->cost_cpu_ns;
+	memcpy(out->phase, t->phase, sizeof(out->phase));
 }
 
 int pl__tracer_hand_over_delayacct(struct pl_tracer *t)

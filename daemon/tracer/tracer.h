@@ -37,14 +37,12 @@ struct pl_tracer_config {
 	/* --stat-every-tick: read every /proc/PID/stat each tick, as the Python
 	 * tool does, instead of only those whose schedstat says they ran. */
 	bool stat_every_tick;
-	bool d_watch;           /* --d-watch: the BPF watch of D states (dstate_watch.h) */
 	/* /proc descriptors kept open at most; 0: all the process may keep
 	 * (common/fd_budget.h). perflinkd gives a share when the resource
 	 * sampler keeps some too. */
 	long fd_budget;
-	/* --cost-split: time each phase of the tick (pl_tracer_stats.phase);
-	 * two monotonic clock reads a file read, which on a kernel without a
-	 * vDSO clock are two more syscalls, hence off by default. */
+	/* --cost-split: time each phase of the tick (pl_tracer_stats.phase),
+	 * a clock read between phases. */
 	bool cost_split;
 	/* Called with each stall event's JSON line (ending in '\n'), for
 	 * perflinkd to forward; may be NULL. */
@@ -54,25 +52,16 @@ struct pl_tracer_config {
 
 /* The phases of a tick that --cost-split times. */
 enum pl_tracer_phase {
-	/* system files, each read and parsed once a tick (stat only where
-	 * there is no PSI, or to count blocked tasks) */
-	PL_TPHASE_DISKSTATS, PL_TPHASE_VMSTAT, PL_TPHASE_MEMINFO, PL_TPHASE_PSI,
-	PL_TPHASE_STAT, PL_TPHASE_LOADAVG,
-	PL_TPHASE_WATCHED, /* watched processes read; items: processes */
-	PL_TPHASE_OTHERS,  /* other known processes checked with a read */
-	PL_TPHASE_SKIPPED, /* other known processes kept as they were, no read */
-	PL_TPHASE_SCAN,    /* directory scans; items: scans */
-	PL_TPHASE_PROBE,   /* new pids looked up one by one; items: pids tried */
-	PL_TPHASE_NEW,     /* pids the scan found and read; items: pids */
-	PL_TPHASE_OUTPUT,  /* CSV rows and the flush */
-	PL_TPHASE_EVENTS,  /* stall detection and its events; items: events */
-	PL_TPHASE_DWATCH,  /* the D watch's notes taken; items: notes */
+	PL_TPHASE_SYSTEM,    /* the system files; items: ticks */
+	PL_TPHASE_PROCESSES, /* the process table; items: processes read */
+	PL_TPHASE_OUTPUT,    /* CSV rows and the flush; items: ticks */
+	PL_TPHASE_EVENTS,    /* stall detection and its events; items: ticks */
 	PL_TPHASE_N
 };
-/* Summed over the run, wall-clock (monotonic) ns: ns is the whole phase,
- * read_ns the part spent in its read syscalls (open, pread, getdents). */
+/* Summed over the run: wall-clock (monotonic) ns, so a preempted tick
+ * counts the time it waited. */
 struct pl_tracer_phase_cost {
-	uint64_t ns, read_ns, reads, items;
+	uint64_t ns, items;
 };
 
 struct pl_tracer_stats {
@@ -89,39 +78,17 @@ struct pl_tracer_stats {
 	uint64_t pid_reuses;    /* a pid seen again with another starttime */
 	uint64_t exits;         /* processes that went away */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
-	uint64_t leader_lists; /* rescans by the D scan's walk instead of a directory listing */
-	uint64_t scan_ran_reads; /* of schedstat_reads, the run times the D scan read */
-	uint64_t scan_stat_reads, scan_io_reads; /* of stat_reads, io_reads: its fields */
-	uint64_t slices_settled, slices_due;   /* slice turns the rescan's walk moved on, or made due */
 	uint64_t wchan_reads, wchan_kept;      /* victims' wchans read, or kept (same wait) */
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
 	uint64_t pid_lists;     /* of them, those that listed the live ones from /proc */
-	/* with the D watch: new processes found alive whose opening waited
-	 * a tick, and of them those gone by then (never opened) */
-	uint64_t births_deferred, births_unopened;
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
-	/* the D watch (dstate_watch.h): which way was in use at the end
-	 * ("scan", "switch" or "off"), the leaders it named, the ticks it
-	 * overflowed (every process read), and with --cost-split the switch
-	 * watch's run time in the tasks switching, not in the tracer, over
-	 * the ticks after the first (as the split's: what ran while the
-	 * tracer set up is not a tick's) */
-	const char *d_watch_kind;
-	uint64_t d_scans, d_steers; /* scans run; changes between scan and switch */
-	uint64_t d_walks;           /* scans that walked the process list (the gate did not answer) */
-	uint64_t d_notes, d_overflows, d_watch_run_ns;
-	/* the machine's context switches while the switch watch was attached,
-	 * and over how many ticks they were counted (with --cost-split, or
-	 * where it can steer) */
-	uint64_t d_switches, d_switch_ticks;
 	/* --cost-split, over the ticks after the first (which reads every
-	 * process): phase[] (ns estimated from the ticks that were not
-	 * preempted, see tracer_priv.h), and the ticks' CPU time. */
+	 * process): each phase, and the ticks' CPU time. */
 	bool cost_split;
 	struct pl_tracer_phase_cost phase[PL_TPHASE_N];
-	uint64_t cost_ticks, cost_clean_ticks, tick_cpu_ns;
+	uint64_t cost_ticks, tick_cpu_ns;
 };
 
 void pl__tracer_config_init(struct pl_tracer_config *cfg);
@@ -145,7 +112,7 @@ int pl__tracer_tick(struct pl_tracer *t);
 uint64_t pl__tracer_interval_ns(const struct pl_tracer *t);
 /* True when replaying a recorded sequence: ticks need not wait for time. */
 bool pl__tracer_replaying(const struct pl_tracer *t);
-/* "diskstats", "vmstat", ...: a phase's name in the cost split. */
+/* "system", "processes", ...: a phase's name in the cost split. */
 const char *pl__tracer_phase_name(enum pl_tracer_phase ph);
 void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out);
 void pl__tracer_close(struct pl_tracer *t);

@@ -16,7 +16,7 @@
  *
  * The stall detector and the bully history keep their own per-reading
  * deltas (d_blk_ms, gap_wbytes and gap_wchar of pl_tproc). */
-#include "tracer_priv.h"
+#include "tracer_csv.h"
 
 #define PYTHON_PRUNE_PIDS 4000 /* len(prev_io) > 4000 in io_stall_tracer.py */
 

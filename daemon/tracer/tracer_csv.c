@@ -10,7 +10,7 @@
  * numbers a row holds: 2^-10 <= |x| < 2^40, or 0) and leaves the rest (NaN,
  * infinities, the very small and the very large) to snprintf; a test checks
  * it against snprintf on millions of values and on every kind of tie. */
-#include "tracer_priv.h"
+#include "tracer_csv.h"
 
 #include <errno.h>
 #include <math.h>

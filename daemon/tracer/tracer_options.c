@@ -31,7 +31,6 @@ void pl__tracer_config_init(struct pl_tracer_config *cfg)
 	cfg->enable_delayacct = false;
 	cfg->track_writers = true;
 	cfg->stat_every_tick = false;
-	cfg->d_watch = true;
 }
 
 void pl__tracer_config_free(struct pl_tracer_config *cfg)
@@ -86,14 +85,9 @@ const struct pl_option *pl__tracer_options(struct pl_tracer_config *cfg)
 		{ "stat-every-tick", PL_OPT_BOOL, &cfg->stat_every_tick, 0, 0, NULL,
 		  "read every /proc/PID/stat each tick as the Python tool does, instead of only "
 		  "for processes whose schedstat shows they ran (costs ~5 us a process)" },
-		{ "d-watch", PL_OPT_BOOL, &cfg->d_watch, 0, 0, NULL,
-		  "have the kernel name each process that goes into D (a BPF program on "
-		  "sched_switch; needs root and Linux 5.18), so that the sleeping ones need not be "
-		  "read to find one; without it, or where it cannot load, a D state that is no "
-		  "I/O wait is found within a second" },
 		{ "cost-split", PL_OPT_BOOL, &cfg->cost_split, 0, 0, NULL,
-		  "time each phase of a tick (system files, watched and other processes, "
-		  "directory scans, new pids, output) and print the split at the end" },
+		  "time each phase of a tick (system files, processes, output, events) and "
+		  "print the split at the end" },
 		PL_OPT_END,
 	};
 

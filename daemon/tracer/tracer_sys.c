@@ -1,7 +1,7 @@
 /* The tracer's system-wide counters: /proc/diskstats, vmstat, meminfo,
  * pressure/{io,memory}, loadavg and the dirty-page sysctls, read relative to
  * the proc root. A file a kernel lacks reads as absent, never as an error. */
-#include "tracer_priv.h"
+#include "tracer_sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +69,7 @@ void pl__tsys_free(struct pl_tsys *s)
 		pl__procfile_free(&s->disk_stat[i]);
 }
 
-static ssize_t rd_untimed(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
+static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
 {
 	ssize_t n;
 
@@ -89,15 +89,6 @@ static ssize_t rd_untimed(struct pl_procfile *pf, int rootfd, const char *rel, b
 	return n;
 }
 
-static ssize_t rd(struct pl_tsys *s, enum pl_tracer_phase ph, struct pl_procfile *pf,
-		  int rootfd, const char *rel, bool keep)
-{
-	uint64_t t0 = pl__tcost_now(s->cost);
-	ssize_t n = rd_untimed(pf, rootfd, rel, keep);
-
-	pl__tcost_read(s->cost, ph, t0);
-	return n;
-}
 
 /* The key a vmstat line starts with, if it is one of the nine the tracer
  * uses (klen: its length). The caller looks at the first letters before it
@@ -229,10 +220,8 @@ static bool read_sysfs_disks(struct pl_tsys *s, uint64_t *sect, uint64_t *busy, 
 	struct pl_diskstat d;
 
 	for (size_t i = 0; i < s->ndisks; i++) {
-		uint64_t t0 = pl__tcost_now(s->cost);
 		ssize_t n = pl__procfile_read(&s->disk_stat[i]);
 
-		pl__tcost_read(s->cost, PL_TPHASE_DISKSTATS, t0);
 		if (n <= 0 || pl__parse_block_stat(s->disk_stat[i].buf, &d) < 0) {
 			pl__log_warnx("/sys/class/block/%s/stat: unreadable, reading "
 				      "/proc/diskstats from now on",
@@ -259,7 +248,7 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 	if (keep && !s->sysfs_tried)
 		sysfs_disks_open(s);
 	from_sysfs = keep && s->sysfs_disks && read_sysfs_disks(s, sect, busy, found);
-	if (!from_sysfs && rd(s, PL_TPHASE_DISKSTATS, &s->diskstats, rootfd, "diskstats", keep) >= 0) {
+	if (!from_sysfs && rd(&s->diskstats, rootfd, "diskstats", keep) >= 0) {
 		cur = s->diskstats.buf;
 		while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
 			if (r < 0)
@@ -295,11 +284,11 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 /* A kernel without PSI is reported once per process (probe "psi", which
  * PERFLINK_PROBE_FAIL can force); a file that is there but unreadable or
  * malformed once per tracer and file. */
-static bool read_psi(struct pl_tsys *s, struct pl_procfile *pf, int rootfd, const char *rel,
-		     bool keep, struct pl_psi *out, bool *reported)
+static bool read_psi(struct pl_procfile *pf, int rootfd, const char *rel, bool keep,
+		     struct pl_psi *out, bool *reported)
 {
 	ssize_t n = pl__probe_forced(PL_PROBE_PSI) ? -ENOENT
-						   : rd(s, PL_TPHASE_PSI, pf, rootfd, rel, keep);
+						   : rd(pf, rootfd, rel, keep);
 
 	if (n >= 0 && pl__parse_pressure(pf->buf, out) == 0) {
 		pl__probe_present(PL_PROBE_PSI);
@@ -389,37 +378,30 @@ static void thresholds(struct pl_tsys *s, uint64_t memavail_kb)
 			   : s->dirty_ratio > 0 ? memavail_kb * (uint64_t)s->dirty_ratio / 100 : 0;
 }
 
-/* procs_blocked and ctxt, from one read of /proc/stat. */
+/* procs_blocked, from /proc/stat. */
 static void read_stat(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
-	uint64_t t0 = pl__tcost_now(s->cost);
+	if (rd(&s->stat, rootfd, "stat", keep) > 0) {
+		static const char *const key[] = { "procs_blocked" };
+		uint64_t v = UINT64_MAX;
 
-	if (rd(s, PL_TPHASE_STAT, &s->stat, rootfd, "stat", keep) > 0) {
-		static const char *const key[] = { "procs_blocked", "ctxt" };
-		uint64_t v[2] = { UINT64_MAX, 0 };
-
-		pl__parse_keyed_u64(s->stat.buf, key, 2, v);
-		if (v[0] != UINT64_MAX)
-			out->procs_blocked = (int64_t)v[0];
-		out->ctxt = v[1];
+		pl__parse_keyed_u64(s->stat.buf, key, 1, &v);
+		if (v != UINT64_MAX)
+			out->procs_blocked = (int64_t)v;
 	}
-	pl__tcost_done(s->cost, PL_TPHASE_STAT, t0, 1);
 }
 
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
 	static const char *const mkeys[] = { "MemFree", "MemAvailable", "Dirty", "Writeback" };
-	uint64_t mvals[4] = { 0 }, t0;
+	uint64_t mvals[4] = { 0 };
 	struct pl_vmstat vm;
 
 	memset(out, 0, sizeof(*out));
 	if (!s->sysctl_read)
 		read_sysctls(s, rootfd);
-	t0 = pl__tcost_now(s->cost);
 	read_disks(s, rootfd, keep, out);
-	pl__tcost_done(s->cost, PL_TPHASE_DISKSTATS, t0, 1);
-	t0 = pl__tcost_now(s->cost);
-	if (rd(s, PL_TPHASE_VMSTAT, &s->vmstat, rootfd, "vmstat", keep) >= 0)
+	if (rd(&s->vmstat, rootfd, "vmstat", keep) >= 0)
 		pl__tsys_parse_vmstat_all(s->vmstat.buf, &vm);
 	else
 		pl__tsys_parse_vmstat_all("", &vm);
@@ -446,9 +428,7 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	s->prev_alloc = vm.alloc;
 	s->prev_majflt = vm.majflt;
 	s->have_prev = true;
-	pl__tcost_done(s->cost, PL_TPHASE_VMSTAT, t0, 1);
-	t0 = pl__tcost_now(s->cost);
-	if (rd(s, PL_TPHASE_MEMINFO, &s->meminfo, rootfd, "meminfo", keep) >= 0)
+	if (rd(&s->meminfo, rootfd, "meminfo", keep) >= 0)
 		pl__parse_keyed_u64(s->meminfo.buf, mkeys, 4, mvals);
 	out->memfree_kb = mvals[0];
 	out->memavail_kb = mvals[1];
@@ -456,30 +436,24 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	out->writeback_kb = mvals[3];
 	thresholds(s, out->memavail_kb);
 	kernel_thresholds(s, &vm, out);
-	pl__tcost_done(s->cost, PL_TPHASE_MEMINFO, t0, 1);
-	t0 = pl__tcost_now(s->cost);
-	out->have_psi_io = read_psi(s, &s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,
+	out->have_psi_io = read_psi(&s->psi_io, rootfd, "pressure/io", keep, &out->psi_io,
 				    &s->psi_io_reported);
-	out->have_psi_mem = read_psi(s, &s->psi_mem, rootfd, "pressure/memory", keep,
+	out->have_psi_mem = read_psi(&s->psi_mem, rootfd, "pressure/memory", keep,
 				     &out->psi_mem, &s->psi_mem_reported);
-	pl__tcost_done(s->cost, PL_TPHASE_PSI, t0, 1);
 	/* Without PSI, procs_blocked says whether a task may have blocked;
 	 * with it, the count is read only when PSI grew, for the sweep to
 	 * tell whether it knows every blocked task already. */
 	out->procs_blocked = -1;
-	out->ctxt = 0;
 	if (!out->have_psi_io)
 		read_stat(s, rootfd, keep, out);
 	out->maybe_blocked = pl__tsys_maybe_blocked(s, out);
-	if ((out->have_psi_io && out->maybe_blocked && !s->blocked_unneeded) ||
-	    (s->want_ctxt && out->ctxt == 0))
+	if (out->have_psi_io && out->maybe_blocked)
 		read_stat(s, rootfd, keep, out);
 	/* The last field of loadavg is the pid most recently handed out: while
 	 * it stays the same, no process appeared and the directory scan can
 	 * be skipped. */
-	t0 = pl__tcost_now(s->cost);
 	out->last_pid = 0;
-	if (rd(s, PL_TPHASE_LOADAVG, &s->loadavg, rootfd, "loadavg", keep) > 0) {
+	if (rd(&s->loadavg, rootfd, "loadavg", keep) > 0) {
 		const char *sp = strrchr(s->loadavg.buf, ' ');
 		uint64_t v;
 
@@ -489,7 +463,6 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 				out->last_pid = v;
 		}
 	}
-	pl__tcost_done(s->cost, PL_TPHASE_LOADAVG, t0, 1);
 }
 
 int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd)

@@ -50,9 +50,7 @@ static inline bool off_runqueue(int pid)
  * it sleeps in its next read: a test that reads it as asleep waits here.
  * D is waited for until the task has blocked: it shows D from the moment it
  * sets the state, and a task preempted then (a vfork parent, by the child
- * it has just woken) stays on its runqueue until it runs again, where the
- * kernel's count of blocked tasks, which the tracer's scan goes by
- * (dstate_scan.h), has it only from when it sleeps. */
+ * it has just woken) stays on its runqueue until it runs again. */
 static inline bool wait_state(int pid, char want)
 {
 	for (int i = 0; i < 200; i++) {

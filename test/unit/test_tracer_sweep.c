@@ -6,9 +6,7 @@
  * the sleeping ones are read as well only when a task may have blocked or
  * written and what the first pass read does not account for it. And new
  * processes are looked up by pid, not by listing /proc, when few appeared;
- * and the disks' counters come from sysfs. All without the D watch
- * (refused as on a kernel without BPF), whose rules test_tracer_dwatch
- * tests. */
+ * and the disks' counters come from sysfs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,8 +19,8 @@
 #include <unistd.h>
 
 #include "pid_state.h"
-#include "probe_force.h"
 #include "tap.h"
+#include "procs_plan.h"
 #include "tracer_priv.h"
 
 static const char *const watch[] = { "no-such-comm-watched" };
@@ -632,17 +630,13 @@ static void test_sleeper_io(int cmd, int ack)
 
 int main(void)
 {
-	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0, false };
+	struct pl_tprocs_cfg cfg = { watch, 1, true, false, 100, false, 0, 100.0 };
 	char dir[] = "pl-test-sweep.XXXXXX", file[64];
 	int cmd[2], ack[2], out, rootfd;
 	uint64_t wb, wc, full;
 	struct pl_tproc *p;
 
 	pl__log_init("test_tracer_sweep", true, 0);
-	/* The rules here are those of a kernel without the D watch, where the
-	 * sleeping processes are read when the counters say a task may have
-	 * blocked; with it, a D state needs no such rule (test_tracer_dwatch). */
-	probe_force("sched_bpf");
 	/* in the build tree, not /tmp: tmpfs dirties no page it would count */
 	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack)) {
 		perror("setup");
