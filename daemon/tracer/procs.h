@@ -151,7 +151,7 @@ struct pl_tprocs {
 	uint64_t read_errors, io_denied, pid_reuses, exits, implausible_blkio;
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
-	uint64_t full_sweeps, probes, pid_lists, wchan_reads, wchan_kept;
+	uint64_t full_sweeps, dirty_sweeps, probes, pid_lists, wchan_reads, wchan_kept;
 	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
 	int self_pid;          /* the tracer's pid there, 0 when not own_pid_ns */
 	/* bytes vmstat says were dirtied less those the processes read wrote

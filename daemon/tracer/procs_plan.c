@@ -125,8 +125,10 @@ bool pl__plan_full_sweep(struct pl_tprocs *tp, uint64_t tick, const struct pl_tp
 							 h->dirtied_bytes, (int64_t)found->dirtied_bytes);
 	if (!h->maybe_blocked)
 		return false;
-	if (tp->cfg.track_writers && writes_unexplained)
+	if (tp->cfg.track_writers && writes_unexplained) {
+		tp->dirty_sweeps++;
 		return true;
+	}
 	if (h->procs_blocked < 0)
 		return true;
 	/* put off a tick, a 200 ms wait must still span two ticks */

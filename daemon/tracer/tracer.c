@@ -692,6 +692,7 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->wchan_reads = tp->wchan_reads;
 	out->wchan_kept = tp->wchan_kept;
 	out->full_sweeps = tp->full_sweeps;
+	out->dirty_sweeps = tp->dirty_sweeps;
 	out->probes = tp->probes;
 	out->pid_lists = tp->pid_lists;
 	out->kept_fds = (uint64_t)tp->fds_open;

@@ -80,6 +80,7 @@ struct pl_tracer_stats {
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
 	uint64_t wchan_reads, wchan_kept;      /* victims' wchans read, or kept (same wait) */
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
+	uint64_t dirty_sweeps;  /* of them, those the dirty balance called for */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
 	uint64_t pid_lists;     /* of them, those that listed the live ones from /proc */
 	uint64_t kept_fds;      /* fds kept open now */
