@@ -68,7 +68,7 @@ static void summary(const struct pl_tracer *t)
 		"sampler_ms p50 %.3f p99 %.3f max %.3f (tick wall p99 %.3f max %.3f); "
 		"io unreadable %llu, read errors %llu, exits %llu, pid reuses %llu; reads: "
 		"schedstat %llu stat %llu io %llu wchan %llu (kept %llu), directory scans %llu, "
-		"pid probes %llu (listed %llu), full sweeps %llu (for the dirty balance %llu), "
+		"pid probes %llu, full sweeps %llu (for the dirty balance %llu), "
 		"kept fds %llu\n",
 		(unsigned long long)st.ticks, (unsigned long long)st.rows,
 		(unsigned long long)st.stall_events, (unsigned long long)st.processes,
@@ -79,7 +79,7 @@ static void summary(const struct pl_tracer *t)
 		(unsigned long long)st.stat_reads, (unsigned long long)st.io_reads,
 		(unsigned long long)st.wchan_reads, (unsigned long long)st.wchan_kept,
 		(unsigned long long)st.dir_scans, (unsigned long long)st.probes,
-		(unsigned long long)st.pid_lists, (unsigned long long)st.full_sweeps,
+		(unsigned long long)st.full_sweeps,
 		(unsigned long long)st.dirty_sweeps,
 		(unsigned long long)st.kept_fds);
 }

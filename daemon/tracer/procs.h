@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pid_range.h"
 #include "proc_parse.h"
 #include "procfile.h"
 #include "stall_detect.h"
@@ -145,13 +144,12 @@ struct pl_tprocs {
 	long fd_budget, fds_open;
 	uint64_t last_pid, scan_tick;
 	bool have_last_pid;
-	struct pl_pid_range pid_range;
 	struct pl_writes_gone gone; /* recent writers that exited */
 	uint64_t csv_bases;    /* pids given a CSV baseline since the last prune */
 	uint64_t read_errors, io_denied, pid_reuses, exits, implausible_blkio;
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
-	uint64_t full_sweeps, dirty_sweeps, probes, pid_lists, wchan_reads, wchan_kept;
+	uint64_t full_sweeps, dirty_sweeps, probes, wchan_reads, wchan_kept;
 	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
 	int self_pid;          /* the tracer's pid there, 0 when not own_pid_ns */
 	/* bytes vmstat says were dirtied less those the processes read wrote

@@ -1,23 +1,45 @@
 /* See procs_find.h. loadavg's last pid says whether any task was created
- * since the last tick: while it stays the same, nothing is looked for. A
- * few new pids are looked up one by one (on a live /proc of this pid
- * namespace, whose pids loadavg gives); many are listed from /proc at their
- * position (pid_range.h); anything else is a scan of the whole directory,
- * as is every PL_FIND_RESCAN_TICKS-th tick. */
+ * since the last tick: while it stays the same, nothing is looked for. Up
+ * to PROBE_MAX new pids are looked up one by one (on a live /proc of this
+ * pid namespace, whose pids loadavg gives; under churn most are gone
+ * already, one failed clock read each); anything else is a scan of the
+ * whole directory, as is every RESCAN_TICKS-th tick. */
 #include "procs_find.h"
 #include "procs_read.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define RESCAN_TICKS 50
-/* new pids a tick looked up one by one; more: a scan */
 #define PROBE_MAX 256
-/* from this many new pids on, the live ones are listed rather than each
- * looked up: under churn most are gone already */
-#define LIST_MIN_PIDS 64
+
+/* An entry as getdents64 gives it (the C library declares no such type for
+ * the raw system call). */
+struct proc_dirent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* A /proc entry's pid, or -1 for a name that is none ("self", "sys"). */
+static int pid_of_name(const char *name)
+{
+	long v = 0;
+
+	if (*name < '1' || *name > '9')
+		return -1;
+	for (; *name; name++) {
+		if (*name < '0' || *name > '9' || v > INT_MAX / 10)
+			return -1;
+		v = v * 10 + (*name - '0');
+	}
+	return (int)v;
+}
 
 /* A pid found by a scan or a probe: added if new. A known one is left as it
  * was on a live /proc, whose kept fds tell when it is gone; in a recorded
@@ -44,38 +66,17 @@ static int consider(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	return err < 0 ? err : 0;
 }
 
-struct new_pid_ctx {
-	struct pl_tprocs *tp;
-	uint64_t tick;
-};
-
-static int take_new_pid(void *ctx, int pid)
-{
-	struct new_pid_ctx *c = ctx;
-
-	return consider(c->tp, pid, c->tick, true);
-}
-
 /* The pids handed out in (from, to]. Threads take pids too; add refuses
  * them. */
 static int probe(struct pl_tprocs *tp, uint64_t from, uint64_t to, uint64_t tick)
 {
-	struct new_pid_ctx c = { tp, tick };
 	int err;
 
 	tp->probes++;
 	if ((err = pl__tprocs_rehash(tp)) < 0)
 		return err;
-	err = -ENOTSUP;
-	if (tp->kept && to - from >= LIST_MIN_PIDS) {
-		err = pl__pid_range_list(&tp->pid_range, tp->scanfd, from, to, take_new_pid, &c);
-		tp->pid_lists += err != -ENOTSUP;
-	}
-	if (err == -ENOTSUP) {
-		err = 0;
-		for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
-			err = take_new_pid(&c, (int)pid);
-	}
+	for (uint64_t pid = from + 1; pid <= to && err == 0; pid++)
+		err = consider(tp, (int)pid, tick, true);
 	return err;
 }
 
@@ -88,7 +89,6 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 		return err;
 	if (lseek(tp->scanfd, 0, SEEK_SET) < 0)
 		return -errno;
-	pl__pid_range_scan_start(&tp->pid_range);
 	for (;;) {
 		long n;
 
@@ -99,16 +99,14 @@ static int scan(struct pl_tprocs *tp, uint64_t tick)
 			return -errno;
 		if (n == 0)
 			break;
-		for (size_t off = 0; off + sizeof(struct pl_dirent64) <= (size_t)n;) {
-			const struct pl_dirent64 *d = (const void *)(tp->dents + off);
+		for (size_t off = 0; off + sizeof(struct proc_dirent) <= (size_t)n;) {
+			const struct proc_dirent *d = (const void *)(tp->dents + off);
 			int pid;
 
 			if (d->d_reclen == 0)
 				return -EIO;
 			off += d->d_reclen;
-			pid = pl__pid_of_name(d->d_name);
-			if (tp->kept)
-				pl__pid_range_learn(&tp->pid_range, pid > 0 ? pid : 0, d->d_off);
+			pid = pid_of_name(d->d_name);
 			if (pid > 0 && (err = consider(tp, pid, tick, false)) < 0)
 				return err;
 		}

@@ -694,7 +694,6 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->full_sweeps = tp->full_sweeps;
 	out->dirty_sweeps = tp->dirty_sweeps;
 	out->probes = tp->probes;
-	out->pid_lists = tp->pid_lists;
 	out->kept_fds = (uint64_t)tp->fds_open;
 	out->fd_budget = tp->fd_budget > 0 ? (uint64_t)tp->fd_budget : 0;
 	out->cost_split = t->cfg.cost_split;

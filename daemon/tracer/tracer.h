@@ -82,7 +82,6 @@ struct pl_tracer_stats {
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t dirty_sweeps;  /* of them, those the dirty balance called for */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */
-	uint64_t pid_lists;     /* of them, those that listed the live ones from /proc */
 	uint64_t kept_fds;      /* fds kept open now */
 	uint64_t fd_budget;     /* kept at most */
 	/* --cost-split, over the ticks after the first (which reads every

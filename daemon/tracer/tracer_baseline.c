@@ -11,7 +11,7 @@
  * that tick and drops the rest.
  *
  * One difference is kept on purpose: a reused pid is another process here
- * (tracer_procs.c keys by starttime) and starts with deltas of 0, where
+ * (procs.h keys by starttime) and starts with deltas of 0, where
  * Python would count it against the dead process's counters.
  *
  * The stall detector and the bully history keep their own per-reading

@@ -1,5 +1,5 @@
 /* Quantiles of the tracer's per-tick cost over a run of any length, in
- * fixed memory (see tracer_priv.h). */
+ * fixed memory (see tracer_hist.h). */
 #include "tracer_hist.h"
 
 static unsigned bucket(uint64_t us)
