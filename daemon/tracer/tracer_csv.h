@@ -26,9 +26,6 @@ struct pl_csv_sys {
  * replaced with '_' so that a process name cannot shift the columns. */
 int pl__csv_format_row(char *buf, size_t cap, const struct pl_csv_row *r);
 int pl__csv_format_sys(char *buf, size_t cap, const struct pl_csv_sys *r);
-/* Python's "%.0f" (decimals 0) or "%.3f" (3) of a float, as the rows have
- * them; "-0" for small negatives, as Python prints. The length, or -ENOSPC. */
-int pl__csv_fmt(char *buf, size_t cap, double v, int decimals);
 
 /* After a tick: the CSV deltas of each process read (tracer_baseline.c). */
 void pl__tbaseline_tick(struct pl_tprocs *tp);

@@ -51,62 +51,10 @@ static void test_csv_format(void)
 	pl__csv_format_sys(buf, sizeof(buf), &s);
 	TAP_EQ_STR(buf, "1.000,2.000,SYS,0,-,,,,,,1,2,3,4,5,6,7\n", "SYS row");
 	TAP_OK(pl__csv_format_row(buf, 10, &r) == -ENOSPC, "short buffer is an error");
-	pl__csv_fmt(buf, sizeof(buf), 123456789.5, 0);
-	TAP_EQ_STR(buf, "123456790", ".0f rounds half to even at any size");
-}
-
-/* The rows' numbers against glibc's printf, which rounds the exact binary
- * value half to even as Python does: random values over the whole range a
- * row can hold and beyond, exact ties of both widths, the edges of the
- * integer path, zeros of both signs, NaN and the infinities. */
-static unsigned fmt_differs(double v, int decimals)
-{
-	char want[400], got[400];
-
-	snprintf(want, sizeof(want), decimals == 3 ? "%.3f" : "%.0f", v);
-	if (pl__csv_fmt(got, sizeof(got), v, decimals) < 0 || strcmp(want, got) != 0) {
-		if (strlen(want) < 40)
-			printf("# %.17g: printf %s, the CSV %s\n", v, want, got);
-		return 1;
-	}
-	return 0;
-}
-
-static void test_csv_numbers(void)
-{
-	static const double edge[] = { 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, 0.0005, 0.0015, 0.0625,
-				       1099511627776.0, 1099511627775.5, 1099511627776.5,
-				       0.0009765625, 0.00097656249999999989, 1e300, -1e300,
-				       5e-324, 1e-5, 4503599627370496.5, 9007199254740993.0 };
-	uint64_t x = 0x9e3779b97f4a7c15ull, bits;
-	unsigned bad = 0, n = 0, i;
-	double v;
-	char buf[8];
-
-	for (i = 0; i < sizeof(edge) / sizeof(edge[0]); i++, n += 4) {
-		bad += fmt_differs(edge[i], 0) + fmt_differs(edge[i], 3);
-		bad += fmt_differs(-edge[i], 0) + fmt_differs(-edge[i], 3);
-	}
-	bad += fmt_differs(NAN, 0) + fmt_differs(-NAN, 3) + fmt_differs(INFINITY, 3) +
-	       fmt_differs(-INFINITY, 0);
-	n += 4;
-	for (i = 0; i < 1000000; i++, n += 2) { /* any bits with exponents 2^-16..2^44 */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		bits = (x & 0x800fffffffffffffull) | ((uint64_t)(1023 - 16 + (x >> 52) % 61) << 52);
-		memcpy(&v, &bits, sizeof(v));
-		bad += fmt_differs(v, 0) + fmt_differs(v, 3);
-	}
-	for (int k = 1; k <= 16; k++) { /* n / 2^k: every tie of .0f and of .3f */
-		for (int j = -3000; j <= 3000; j++, n += 2) {
-			v = ldexp((double)j * 7 + k, -k);
-			bad += fmt_differs(v, 0) + fmt_differs(v, 3);
-		}
-	}
-	TAP_OK(bad == 0, "%u of %u numbers print as printf prints them", n - bad, n);
-	TAP_OK(pl__csv_fmt(buf, sizeof(buf), 1795955920.0, 3) == -ENOSPC,
-	       "a number longer than the buffer is an error");
+	r.d_wchar_kb = 123456789.5;
+	pl__csv_format_row(buf, sizeof(buf), &r);
+	TAP_EQ_STR(buf, "1795955920.017,892.032,evil_name_,42,S,123456790,2,70,4,2,,,,,,,\n",
+		   ".0f rounds half to even at any size");
 }
 
 static void test_vmstat(void)
@@ -916,7 +864,6 @@ int main(void)
 	chmod(base, 0755);
 	pl__log_init("test_tracer", true, 0);
 	test_csv_format();
-	test_csv_numbers();
 	test_vmstat();
 	test_deltas_and_reuse();
 	test_unwatched_baseline();
