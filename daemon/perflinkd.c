@@ -4,10 +4,13 @@
  * with only the capabilities still needed, then one event loop until SIGTERM
  * or SIGINT, then a clean shutdown. It never forks (see --help).
  *
- * The modules (the I/O stall tracer, the resource sampler) run on timerfds
- * at their own intervals. A module whose tick fails is closed and reported
- * in `perflink status`; the daemon keeps running. With link = yes their
- * lines also go to the host over the USB link, as telemetry. */
+ * The modules (the I/O stall tracer, the resource sampler) read other
+ * processes' /proc, which can block on a target's locks: each runs on a
+ * thread of its own (worker.h) at its own interval, and hands its lines to
+ * the loop, which only moves frames, replies and messages. A module whose
+ * tick fails is closed and reported in `perflink status`; the daemon keeps
+ * running. With link = yes their lines also go to the host over the link,
+ * as telemetry. */
 #include "collector.h"
 #include "control.h"
 #include "daemon_link.h"
@@ -19,6 +22,7 @@
 #include "privilege_drop.h"
 #include "recorder.h"
 #include "root_cleanup.h"
+#include "worker.h"
 
 #include "clock.h"
 #include "json_writer.h"
@@ -31,6 +35,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +52,9 @@ struct module {
 	const char *state; /* "off", "running", "stopped" (failed), "finished" */
 	int error;         /* the -errno that stopped it */
 	uint64_t interval_ns;
-	uint64_t late_ticks; /* intervals skipped because a tick ran late */
 	uint64_t forwarded;  /* stall events or resource lines handed on */
-	struct pl_loop_watch *timer;
+	struct pl_worker *worker;
+	struct pl_worker_stats last; /* the worker's when it stopped */
 };
 
 struct daemon {
@@ -59,7 +64,10 @@ struct daemon {
 	struct pl_pidfile pidfile;
 	struct pl_tracer *tracer;
 	struct pl_resources *res;
-	struct pl_tracer_stats tracer_last;  /* stats when the tracer stopped */
+	/* the modules' stats as of their last tick, under stats_lock: the
+	 * workers write them, the status reads them */
+	pthread_mutex_t stats_lock;
+	struct pl_tracer_stats tracer_last;
 	struct pl_resources_stats res_last;
 	struct module trace_m, res_m;
 	struct pl_daemon_link *link;
@@ -77,26 +85,55 @@ struct daemon {
 	struct pl_recorder recorder;   /* record-dir */
 };
 
-/* To the host when the link runs (pl__daemon_link_telemetry counts what it
- * cannot send); counted either way. */
+/* On a module's thread: its line is queued for the loop's. */
 static void on_stall_event(void *ctx, const char *json_line)
 {
 	struct daemon *d = ctx;
 
-	d->trace_m.forwarded++;
-	pl__recorder_line(&d->recorder, json_line, strlen(json_line));
-	if (d->link)
-		pl__daemon_link_telemetry(d->link, json_line);
+	pl__worker_put(d->trace_m.worker, json_line, strlen(json_line));
 }
 
 static void on_resource_line(void *ctx, const char *json_line)
 {
 	struct daemon *d = ctx;
 
-	d->res_m.forwarded++;
-	pl__recorder_line(&d->recorder, json_line, strlen(json_line));
-	if (d->link)
-		pl__daemon_link_telemetry(d->link, json_line);
+	pl__worker_put(d->res_m.worker, json_line, strlen(json_line));
+}
+
+/* On the loop's thread: to the recording, and to the host when the link
+ * runs (pl__daemon_link_telemetry counts what it cannot send). A line ends
+ * in '\n'; the link takes it NUL-terminated. */
+static void forward_line(struct daemon *d, struct module *m, const char *line, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	m->forwarded++;
+	pl__recorder_line(&d->recorder, line, len);
+	if (!d->link)
+		goto out;
+	if (!copy) {
+		pl__log_warnx("%s: out of memory: a line not sent", m->name);
+		goto out;
+	}
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	pl__daemon_link_telemetry(d->link, copy);
+out:
+	free(copy);
+}
+
+static void on_tracer_line(void *ctx, const char *line, size_t len)
+{
+	struct daemon *d = ctx;
+
+	forward_line(d, &d->trace_m, line, len);
+}
+
+static void on_resources_line(void *ctx, const char *line, size_t len)
+{
+	struct daemon *d = ctx;
+
+	forward_line(d, &d->res_m, line, len);
 }
 
 /* What producers hand to the collector: frames and lines to the host. */
@@ -166,8 +203,9 @@ static void on_link_frames_lost(void *ctx, const uint64_t *frame_ids, size_t n)
 
 static void module_stopped(struct module *m, int ret)
 {
-	pl__loop_remove(m->timer);
-	m->timer = NULL;
+	pl__worker_get_stats(m->worker, &m->last);
+	pl__worker_free(m->worker);
+	m->worker = NULL;
 	m->running = false;
 	if (ret == -ENODATA) {
 		m->state = "finished";
@@ -179,51 +217,82 @@ static void module_stopped(struct module *m, int ret)
 	}
 }
 
-static void on_tracer_tick(void *ctx, uint64_t expirations)
+/* On the tracer's thread. */
+static int tracer_tick(void *ctx)
 {
 	struct daemon *d = ctx;
-	int ret;
+	int ret = pl__tracer_tick(d->tracer);
 
-	d->trace_m.late_ticks += expirations - 1;
-	ret = pl__tracer_tick(d->tracer);
-	if (ret == 0)
-		return;
+	pthread_mutex_lock(&d->stats_lock);
 	pl__tracer_get_stats(d->tracer, &d->tracer_last);
+	pthread_mutex_unlock(&d->stats_lock);
+	return ret;
+}
+
+static void tracer_done(void *ctx, int ret)
+{
+	struct daemon *d = ctx;
+
 	pl__tracer_close(d->tracer);
 	d->tracer = NULL;
 	module_stopped(&d->trace_m, ret);
 }
 
-static void on_resources_tick(void *ctx, uint64_t expirations)
+/* On the resource sampler's thread. */
+static int resources_tick(void *ctx)
 {
 	struct daemon *d = ctx;
-	int ret;
+	int ret = pl__resources_tick(d->res);
 
-	d->res_m.late_ticks += expirations - 1;
-	ret = pl__resources_tick(d->res);
-	if (ret == 0)
-		return;
+	pthread_mutex_lock(&d->stats_lock);
 	pl__resources_get_stats(d->res, &d->res_last);
+	pthread_mutex_unlock(&d->stats_lock);
+	return ret;
+}
+
+static void resources_done(void *ctx, int ret)
+{
+	struct daemon *d = ctx;
+
 	pl__resources_close(d->res);
 	d->res = NULL;
 	module_stopped(&d->res_m, ret);
 }
 
-static int start_timer(struct daemon *d, struct module *m, uint64_t interval_ns,
-		       pl__loop_timer_cb cb)
-{
-	int ret;
+/* A module's lines wait here for the loop at most: stall events and
+ * resource lines of a few seconds. */
+#define MODULE_QUEUE_BYTES (1u << 20)
 
-	if (interval_ns == 0)
-		interval_ns = 1000000000u;
-	ret = pl__loop_add_timer(d->loop, interval_ns, interval_ns, cb, d, &m->timer);
+static int new_worker(struct daemon *d, struct module *m, uint64_t interval_ns,
+		      const struct pl_worker_ops *ops)
+{
+	int ret = pl__worker_new(d->loop, m->name, interval_ns, MODULE_QUEUE_BYTES, ops, d,
+				 &m->worker);
+
 	if (ret < 0) {
-		pl__log_warnc(ret, "%s: timer", m->name);
+		pl__log_warnc(ret, "%s: thread", m->name);
 		return ret;
 	}
-	m->interval_ns = interval_ns;
+	m->interval_ns = interval_ns ? interval_ns : 1000000000u;
 	m->running = true;
 	m->state = "running";
+	return 0;
+}
+
+/* Once perflinkd runs as it will (its user, its capabilities): a thread
+ * takes the credentials of the process as they are when it starts. */
+static int start_workers(struct daemon *d)
+{
+	struct module *ms[] = { &d->trace_m, &d->res_m };
+
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		int ret = ms[i]->worker ? pl__worker_start(ms[i]->worker) : 0;
+
+		if (ret < 0) {
+			pl__log_warnc(ret, "%s: cannot start its thread", ms[i]->name);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -265,22 +334,28 @@ static int start_modules(struct daemon *d)
 		warn_priority_ignored(&d->cfg.tracer);
 		d->cfg.tracer.on_event = on_stall_event;
 		d->cfg.tracer.on_event_ctx = d;
+		static const struct pl_worker_ops ops = { tracer_tick, on_tracer_line,
+							  tracer_done };
+
 		ret = pl__tracer_open(&d->tracer, &d->cfg.tracer);
 		if (ret < 0)
 			return ret;
-		ret = start_timer(d, &d->trace_m, pl__tracer_interval_ns(d->tracer),
-				  on_tracer_tick);
+		pl__tracer_get_stats(d->tracer, &d->tracer_last);
+		ret = new_worker(d, &d->trace_m, pl__tracer_interval_ns(d->tracer), &ops);
 		if (ret < 0)
 			return ret;
 	}
 	if (d->cfg.resources) {
 		d->cfg.res.on_line = on_resource_line;
 		d->cfg.res.on_line_ctx = d;
+		static const struct pl_worker_ops ops = { resources_tick, on_resources_line,
+							  resources_done };
+
 		ret = pl__resources_open(&d->res, &d->cfg.res);
 		if (ret < 0)
 			return ret;
-		ret = start_timer(d, &d->res_m, pl__resources_interval_ns(d->res),
-				  on_resources_tick);
+		pl__resources_get_stats(d->res, &d->res_last);
+		ret = new_worker(d, &d->res_m, pl__resources_interval_ns(d->res), &ops);
 		if (ret < 0)
 			return ret;
 	}
@@ -289,9 +364,10 @@ static int start_modules(struct daemon *d)
 
 static void stop_modules(struct daemon *d)
 {
-	pl__loop_remove(d->trace_m.timer);
-	pl__loop_remove(d->res_m.timer);
-	d->trace_m.timer = d->res_m.timer = NULL;
+	/* the threads first: they tick the modules */
+	pl__worker_free(d->trace_m.worker);
+	pl__worker_free(d->res_m.worker);
+	d->trace_m.worker = d->res_m.worker = NULL;
 	/* Closing flushes their output files. */
 	if (d->tracer)
 		pl__tracer_close(d->tracer);
@@ -310,19 +386,25 @@ static void json_module(struct pl_json *j, const struct module *m)
 		pl__json_str(j, "error", strerror(-m->error));
 	else
 		pl__json_null(j, "error");
+	struct pl_worker_stats w = m->last;
+
+	if (m->worker)
+		pl__worker_get_stats(m->worker, &w);
 	pl__json_double(j, "interval_ms", (double)m->interval_ns / 1e6, 3);
-	pl__json_u64(j, "late_ticks", m->late_ticks);
+	pl__json_u64(j, "late_ticks", w.late_ticks);
 	pl__json_u64(j, "forwarded", m->forwarded);
+	pl__json_u64(j, "lines_dropped", w.lines_dropped);
 }
 
-static void json_tracer(struct pl_json *j, const struct daemon *d)
+static void json_tracer(struct pl_json *j, struct daemon *d)
 {
-	struct pl_tracer_stats s = d->tracer_last;
+	struct pl_tracer_stats s;
 
+	pthread_mutex_lock(&d->stats_lock);
+	s = d->tracer_last;
+	pthread_mutex_unlock(&d->stats_lock);
 	pl__json_begin_object(j, "tracer");
 	json_module(j, &d->trace_m);
-	if (d->tracer)
-		pl__tracer_get_stats(d->tracer, &s);
 	if (d->tracer || d->trace_m.state[0] != 'o') {
 		pl__json_begin_object(j, "stats");
 		pl__json_u64(j, "ticks", s.ticks);
@@ -354,14 +436,15 @@ static void json_tracer(struct pl_json *j, const struct daemon *d)
 	pl__json_end_object(j);
 }
 
-static void json_resources(struct pl_json *j, const struct daemon *d)
+static void json_resources(struct pl_json *j, struct daemon *d)
 {
-	struct pl_resources_stats s = d->res_last;
+	struct pl_resources_stats s;
 
+	pthread_mutex_lock(&d->stats_lock);
+	s = d->res_last;
+	pthread_mutex_unlock(&d->stats_lock);
 	pl__json_begin_object(j, "resources");
 	json_module(j, &d->res_m);
-	if (d->res)
-		pl__resources_get_stats(d->res, &s);
 	if (d->res || d->res_m.state[0] != 'o') {
 		pl__json_begin_object(j, "stats");
 		pl__json_u64(j, "samples", s.samples);
@@ -802,6 +885,7 @@ int main(int argc, char **argv)
 		.pidfile = PL_PIDFILE_INIT,
 		.statm = PL_PROCFILE_INIT,
 		.root_cleanup_fd = -1,
+		.stats_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	char err[PL_ERRBUF];
 	int ret;
@@ -818,7 +902,8 @@ int main(int argc, char **argv)
 	}
 	pl__log_init("perflinkd", d.cfg.foreground, d.cfg.verbose ? 1 : 0);
 
-	if (resolve_user(&d) < 0 || open_all(&d) < 0 || become_user(&d) < 0) {
+	if (resolve_user(&d) < 0 || open_all(&d) < 0 || become_user(&d) < 0 ||
+	    start_workers(&d) < 0) {
 		pl__log_warnx("not started");
 		close_all(&d);
 		return 1;
