@@ -119,6 +119,8 @@ struct pl_tproc {
 	uint64_t reap_tick;    /* the last reaped child's tick (below) */
 	double d_blk_ms;
 	int64_t gap_wchar, gap_wbytes; /* bytes since the last reading */
+	/* read_bytes since the last reading, and the RSS's change, kB */
+	int64_t gap_rbytes, gap_rss_kb;
 
 	/* read this tick: at touched[touch_pos] (pl_tprocs) */
 	uint64_t touch_tick;
@@ -153,7 +155,8 @@ struct pl_tproc {
 	 * (walk_tick, 0: none), which the next walk compares (settle_slices) */
 	uint64_t walk_tick, walk_run_ns, walk_pcount;
 
-	uint64_t rchar, wchar, wbytes;
+	uint64_t rchar, wchar, wbytes, rbytes;
+	int64_t rss_kb; /* as of its last stat read; -1: none yet */
 	uint64_t io_tick;      /* tick whose values rchar..wbytes are, 0 = none */
 	bool io_denied;
 
@@ -176,7 +179,7 @@ struct pl_tproc {
 	 * them), so a shell jumps by what its dd wrote: what the children
 	 * that exited last had written is taken off the parent's next deltas
 	 * in the bully history (the CSV keeps the kernel's numbers). */
-	uint64_t reap_wbytes, reap_wchar;
+	uint64_t reap_wbytes, reap_wchar, reap_rbytes;
 	int reap_pid;          /* the last of them: whose the rest of the jump is */
 
 	struct pl_csv_base csv;        /* the CSV row's deltas */
@@ -388,6 +391,7 @@ struct pl_tsys_sample {
 	bool have_disk;        /* at least one --disk was present both times */
 	double disk_d_write_kb, disk_d_busy_ms;
 	int64_t d_compact, d_alloc, d_majflt;
+	int64_t d_scan_direct, d_scan_cgroup; /* as pl_stall_sys's */
 	uint64_t dirty_kb, writeback_kb, memfree_kb, memavail_kb;
 	uint64_t nr_writeback, nr_dirty;
 	struct pl_psi psi_io, psi_mem;
@@ -406,6 +410,18 @@ struct pl_tsys_sample {
 	bool thresh_estimated;
 };
 
+/* What the tracer reads of /proc/vmstat. Absent keys read 0, but
+ * nr_dirtied, nr_written and the two thresholds UINT64_MAX. */
+struct pl_vmstat {
+	uint64_t compact, alloc, majflt, nr_dirty, nr_writeback, nr_dirtied, nr_written;
+	uint64_t dirty_thresh, dirty_bg_thresh; /* pages */
+	/* pgscan_direct, pgsteal_direct (all zones'), pgscan_kswapd +
+	 * _khugepaged + _proactive, pgscan_anon + pgscan_file (have_scan_all:
+	 * the kernel has them) */
+	uint64_t scan_direct, steal_direct, scan_other, scan_all;
+	bool have_scan_all;
+};
+
 #define PL_TRACER_MAX_DISKS 16
 
 struct pl_tsys {
@@ -421,6 +437,7 @@ struct pl_tsys {
 	struct pl_procfile disk_stat[PL_TRACER_MAX_DISKS];
 	bool sysfs_disks, sysfs_tried;
 	uint64_t prev_compact, prev_alloc, prev_majflt;
+	struct pl_vmstat prev_vm; /* the reclaim counters of the last read */
 	uint64_t prev_nr_dirtied, prev_nr_written; /* UINT64_MAX: not known */
 	long page_bytes;
 	bool psi_io_reported, psi_mem_reported;
@@ -448,12 +465,6 @@ int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd);
 void pl__tsys_free(struct pl_tsys *s);
 /* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
-/* What the tracer reads of /proc/vmstat. Absent keys read 0, but
- * nr_dirtied, nr_written and the two thresholds UINT64_MAX. */
-struct pl_vmstat {
-	uint64_t compact, alloc, majflt, nr_dirty, nr_writeback, nr_dirtied, nr_written;
-	uint64_t dirty_thresh, dirty_bg_thresh; /* pages */
-};
 void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v);
 /* The vmstat parse on its own, for tests: compact_stall, the sum of every
  * allocstall* key (kernels name them per zone or not at all), pgmajfault,

@@ -321,6 +321,7 @@ const char *pl__tproc_wchan_now(struct pl_tprocs *tp, struct pl_tproc *p)
 void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	pl__writes_put_mem(&p->writes, tick, p->gap_rbytes, p->gap_rss_kb);
 	tp->wrote_until[p - tp->v] = p->writes.wrote_until;
 }
 
@@ -414,6 +415,17 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 }
 
 /* Fill a fresh record from a stat read: no deltas until the next tick. */
+/* stat's RSS in kB; -1 when it says none (a kernel thread, a record
+ * without it) */
+static int64_t rss_kb(const struct pl_pid_stat *st)
+{
+	static long page_kb;
+
+	if (!page_kb)
+		page_kb = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) / 1024 : 4;
+	return st->rss_pages > 0 && st->rss_pages < INT64_MAX / 1024 ? st->rss_pages * page_kb : -1;
+}
+
 static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_stat *st,
 		  uint64_t tick)
 {
@@ -424,7 +436,8 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	p->num_threads = st->num_threads;
 	p->blkio_ticks = st->blkio_ticks;
 	p->has_blkio = st->has_blkio;
-	p->reap_wbytes = p->reap_wchar = 0;
+	p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
+	p->rss_kb = rss_kb(st);
 	memset(&p->csv, 0, sizeof(p->csv)); /* another process: no baseline */
 	memset(&p->odd_blkio, 0, sizeof(p->odd_blkio));
 	p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
@@ -552,6 +565,11 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 		p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
 		p->io_denied = false; /* an exec may have changed who owns it */
 	}
+	if (rss_kb(&st) >= 0) {
+		if (p->rss_kb >= 0)
+			p->gap_rss_kb = rss_kb(&st) - p->rss_kb;
+		p->rss_kb = rss_kb(&st);
+	}
 	p->state = st.state;
 	p->ppid = st.ppid;
 	p->num_threads = st.num_threads;
@@ -619,7 +637,9 @@ static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 		 * tracer_baseline.c). */
 		p->gap_wchar = (int64_t)(io.wchar - p->wchar);
 		p->gap_wbytes = (int64_t)(io.write_bytes - p->wbytes);
+		p->gap_rbytes = (int64_t)(io.read_bytes - p->rbytes);
 	}
+	p->rbytes = io.read_bytes;
 	p->rchar = io.rchar;
 	p->wchar = io.wchar;
 	p->wbytes = io.write_bytes;
@@ -676,7 +696,7 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 	if (!p->reap_wbytes && !p->reap_wchar && !p->reap_pid)
 		return;
 	if (tick > p->reap_tick + REAP_TICKS) {
-		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
 		p->reap_pid = 0;
 		return;
 	}
@@ -684,6 +704,7 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 		return;
 	take(&p->reap_wbytes, &p->gap_wbytes);
 	take(&p->reap_wchar, &p->gap_wchar);
+	take(&p->reap_rbytes, &p->gap_rbytes);
 	if (p->reap_pid && p->gap_wbytes > 0 && p->reap_wbytes == 0) {
 		/* A child not kept among the writers that exited (8 that wrote
 		 * more since are) is no bully either: its rest is no one's, and
@@ -700,7 +721,7 @@ static void settle_reaped(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tic
 	}
 	pl__tproc_put_writes(tp, p, tick);
 	if (read_since && tp->kept) {
-		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
 		p->reap_pid = 0;
 	}
 }
@@ -771,6 +792,7 @@ static void credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, ui
 			continue;
 		q->reap_wbytes += child->wbytes;
 		q->reap_wchar += child->wchar;
+		q->reap_rbytes += child->rbytes;
 		q->reap_tick = tick;
 		q->reap_pid = child->pid;
 		/* Already read this tick: the jump may be in it, and it is
@@ -859,6 +881,7 @@ static void clear_tick(struct pl_tproc *p)
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
 	p->gap_wchar = p->gap_wbytes = 0;
+	p->gap_rbytes = p->gap_rss_kb = 0;
 }
 
 /* Read every tick for a while, asleep or not: a writer (for the bully's
@@ -991,6 +1014,9 @@ static void credit_birth_writes(struct pl_tprocs *tp, struct pl_tproc *p)
 		return;
 	p->gap_wbytes = (int64_t)p->wbytes;
 	p->gap_wchar = (int64_t)p->wchar;
+	p->gap_rbytes = (int64_t)p->rbytes;
+	if (p->rss_kb > 0)
+		p->gap_rss_kb = p->rss_kb;
 	tp->birth_bytes += (uint64_t)p->gap_wbytes;
 }
 
