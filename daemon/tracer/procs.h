@@ -58,6 +58,7 @@ struct pl_tproc {
 	uint64_t reap_tick;    /* when its last child read by the tracer was reaped */
 	double d_blk_ms;
 	int64_t gap_wchar, gap_wbytes; /* bytes written since the last reading */
+	int64_t gap_rbytes, gap_rss_kb; /* read_bytes since then, and the RSS's change, kB */
 
 	uint64_t touch_tick;   /* read at this tick: at touched[touch_pos] */
 	size_t touch_pos;
@@ -76,7 +77,8 @@ struct pl_tproc {
 	uint64_t ss_run_ns, ss_pcount;
 	bool ss_ok, ss_clock;
 
-	uint64_t rchar, wchar, wbytes;
+	uint64_t rchar, wchar, wbytes, rbytes;
+	int64_t rss_kb;        /* as of its last stat read; -1: none yet */
 	uint64_t io_tick;      /* the tick rchar..wbytes are of, 0 = none */
 	bool io_denied;
 
@@ -90,7 +92,7 @@ struct pl_tproc {
 
 	/* A parent's io counts its reaped children's: what they had written
 	 * is taken off its next deltas in the bully history (procs_reap.c). */
-	uint64_t reap_wbytes, reap_wchar;
+	uint64_t reap_wbytes, reap_wchar, reap_rbytes;
 	int reap_pid;          /* the last of them: whose the rest of the jump is */
 
 	struct pl_csv_base csv;

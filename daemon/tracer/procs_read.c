@@ -190,6 +190,17 @@ static ssize_t read_schedstat(struct pl_tprocs *tp, struct pl_tproc *p, bool *ra
 	return 0;
 }
 
+/* stat's RSS in kB; -1 when it says none (a kernel thread, a record
+ * without it) */
+static int64_t rss_kb(const struct pl_pid_stat *st)
+{
+	static long page_kb;
+
+	if (!page_kb)
+		page_kb = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) / 1024 : 4;
+	return st->rss_pages > 0 && st->rss_pages < INT64_MAX / 1024 ? st->rss_pages * page_kb : -1;
+}
+
 /* Fill a record from a stat read of a process new to it: no deltas until
  * the next reading. */
 static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_stat *st,
@@ -202,7 +213,8 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	p->num_threads = st->num_threads;
 	p->blkio_ticks = st->blkio_ticks;
 	p->has_blkio = st->has_blkio;
-	p->reap_wbytes = p->reap_wchar = 0;
+	p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
+	p->rss_kb = rss_kb(st);
 	memset(&p->csv, 0, sizeof(p->csv));
 	memset(&p->odd_blkio, 0, sizeof(p->odd_blkio));
 	p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
@@ -283,6 +295,11 @@ static int update_stat(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 		p->label = pl__tracer_match(tp->cfg.watch, tp->cfg.nwatch, p->comm);
 		p->io_denied = false; /* an exec may have changed who owns it */
 	}
+	if (rss_kb(&st) >= 0) {
+		if (p->rss_kb >= 0)
+			p->gap_rss_kb = rss_kb(&st) - p->rss_kb;
+		p->rss_kb = rss_kb(&st);
+	}
 	p->state = st.state;
 	p->ppid = st.ppid;
 	p->num_threads = st.num_threads;
@@ -343,7 +360,9 @@ static int update_io(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 		 * its own baseline, tracer_baseline.c) */
 		p->gap_wchar = (int64_t)(io.wchar - p->wchar);
 		p->gap_wbytes = (int64_t)(io.write_bytes - p->wbytes);
+		p->gap_rbytes = (int64_t)(io.read_bytes - p->rbytes);
 	}
+	p->rbytes = io.read_bytes;
 	p->rchar = io.rchar;
 	p->wchar = io.wchar;
 	p->wbytes = io.write_bytes;
@@ -359,6 +378,7 @@ static void clear_tick(struct pl_tproc *p)
 	p->stat_now = p->io_now = false;
 	p->d_blk_ms = 0;
 	p->gap_wchar = p->gap_wbytes = 0;
+	p->gap_rbytes = p->gap_rss_kb = 0;
 }
 
 /* After a reading: the bully history, the next reading, the tick's list. */

@@ -42,7 +42,7 @@ void pl__reap_settle(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 	if (!p->reap_wbytes && !p->reap_wchar && !p->reap_pid)
 		return;
 	if (tick > p->reap_tick + REAP_TICKS) {
-		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
 		p->reap_pid = 0;
 		return;
 	}
@@ -50,6 +50,7 @@ void pl__reap_settle(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 		return;
 	take(&p->reap_wbytes, &p->gap_wbytes);
 	take(&p->reap_wchar, &p->gap_wchar);
+	take(&p->reap_rbytes, &p->gap_rbytes);
 	if (p->reap_pid && p->gap_wbytes > 0 && p->reap_wbytes == 0) {
 		if ((child = gone_writer(tp, p->reap_pid)) != NULL && child->last_tick < tick)
 			pl__writes_put(child, tick, p->gap_wbytes,
@@ -61,7 +62,7 @@ void pl__reap_settle(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 	}
 	pl__tproc_put_writes(tp, p, tick);
 	if (read_since && tp->kept) {
-		p->reap_wbytes = p->reap_wchar = 0;
+		p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
 		p->reap_pid = 0;
 	}
 }
@@ -84,6 +85,7 @@ void pl__reap_credit_parent(struct pl_tprocs *tp, const struct pl_tproc *child, 
 			continue;
 		q->reap_wbytes += child->wbytes;
 		q->reap_wchar += child->wchar;
+		q->reap_rbytes += child->rbytes;
 		q->reap_tick = tick;
 		q->reap_pid = child->pid;
 		if (q->seen_tick == tick) {
@@ -110,5 +112,8 @@ void pl__reap_credit_birth(struct pl_tprocs *tp, struct pl_tproc *p)
 		return;
 	p->gap_wbytes = (int64_t)p->wbytes;
 	p->gap_wchar = (int64_t)p->wchar;
+	p->gap_rbytes = (int64_t)p->rbytes;
+	if (p->rss_kb > 0)
+		p->gap_rss_kb = p->rss_kb;
 	tp->birth_bytes += (uint64_t)p->gap_wbytes;
 }

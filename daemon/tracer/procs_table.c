@@ -265,5 +265,6 @@ void pl__tprocs_drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
+	pl__writes_put_mem(&p->writes, tick, p->gap_rbytes, p->gap_rss_kb);
 	tp->wrote_until[p - tp->v] = p->writes.wrote_until;
 }

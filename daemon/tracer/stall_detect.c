@@ -8,11 +8,15 @@
  * where neither does; that closing tick still counts, because the kernel
  * adds a block-I/O wait to the delay total when the task wakes up, which is
  * the tick it leaves D. An episode is reported when it closes if it
- * qualified: some tick's delay exceeded blkio_ms, or consecutive D samples
- * spanned at least dstate_ms (two samples at 10 Hz span 100 ms; D samples
- * alone cannot tell one long D from back-to-back short ones). One that is
- * still open after PL_STALL_RING - 4 ticks is reported as ongoing and goes
- * on with a new window.
+ * qualified, and says what raised it (raised_by): some tick's delay
+ * exceeded blkio_ms ("blkio"); one wait in D (below) spanned at least
+ * dstate_ms ("dstate"; two samples at 10 Hz span 100 ms); or, with delay
+ * accounting on, a run of consecutive D samples spanned that much
+ * ("dstate_run", back-to-back short waits perhaps). Without delay
+ * accounting a run of short waits raises nothing: a fsync loop behind a dd
+ * is in D at most samples, each fsync 10-50 ms. One that is still open
+ * after PL_STALL_RING - 4 ticks is reported as ongoing and goes on with a
+ * new window.
  *
  * D time. Consecutive D samples are one wait only if the task did not run
  * between them (its schedstat did not change) and no block-I/O wait of its
@@ -33,8 +37,14 @@
  * "mechanism"):
  *   compaction       compact_stall rose: an allocation waited for direct
  *                    compaction.
- *   direct_reclaim   allocstall* rose: an allocation reclaimed memory itself.
- *   dirty_writeback  any of:
+ *   direct_reclaim   allocstall*, pgscan_direct* or pgsteal_direct* rose: an
+ *                    allocation reclaimed memory itself.
+ *   cgroup_reclaim   pages were scanned by a reclaim that is neither
+ *                    kswapd's, global direct reclaim's, khugepaged's nor
+ *                    proactive (pgscan_anon + pgscan_file grew by more than
+ *                    those counters, from 5.8): a memory cgroup at its limit
+ *                    reclaiming, which the per-reclaimer counters leave out.
+ *   dirty_writeback  unless the victim's wait was a page read (below); any of:
  *                    - vmstat nr_dirty reached nr_dirty_background_threshold
  *                      at some tick (both read in the same /proc/vmstat, the
  *                      numbers the kernel compares: the flusher writes);
@@ -46,8 +56,8 @@
  *                      starts throttling writers), or the victim was sampled
  *                      in balance_dirty_pages;
  *                    - page-cache writeback wrote at least 8 MB in the window
- *                      (vmstat nr_written: more than a small fsync of the
- *                      victim's own) and the victim waited on I/O: a
+ *                      more than the victim itself dirtied in it (vmstat
+ *                      nr_written) and the victim waited on I/O: a
  *                      block-I/O wait of its ended in the episode, or a D
  *                      sample slept in a writeback, journal or block
  *                      function, or, without delay accounting, PSI io full
@@ -55,10 +65,19 @@
  *                    - at least 8 MB were under writeback while the disks
  *                      were busy at least half the window (the rule for a
  *                      kernel without nr_written).
- *   disk_saturation  none of compaction, direct_reclaim and dirty_writeback,
- *                    and the disks were busy at least 80% of the window: the
- *                    queue itself is the bottleneck (for example direct
- *                    I/O, which never shows up as dirty pages).
+ *   disk_saturation  none of the rules above, and the disks were busy at
+ *                    least 80% of the window: the queue itself is the
+ *                    bottleneck (a reader, or direct I/O, which never
+ *                    shows up as dirty pages).
+ *   memory_pressure  none of the memory rules above, and PSI memory "some"
+ *                    grew by 5% of the window or more (a kernel before 5.8
+ *                    reclaiming in a cgroup; refaults).
+ *   page_read        every D sample whose wchan told something waited for
+ *                    a page to be read in: a fault or buffered read's
+ *                    function, or a page's lock or bit (folio_wait_bit*,
+ *                    __folio_lock, wait_on_page_bit*) when the victim wrote
+ *                    nothing in the window (one that wrote waits for its
+ *                    own page's writeback there).
  *   not_io           the victim's D samples slept in functions outside I/O,
  *                    memory and locks (its /proc/PID/wchan: kernel_clone
  *                    for a vfork parent, a pipe, a child's exit), and no
@@ -73,10 +92,17 @@
  *                    sleep, hrtimer_nanosleep): the delay total, which
  *                    grows when a block-I/O wait ends, rules that out.
  *   unknown          nothing above matched.
- * Bully: the processes other than the victim with the most write_bytes
+ * Bully: at most three processes other than the victim, never one of
+ * perflink's own (the tracer, perflinkd, the recorder: comm "perflink*"),
+ * ranked by what the first mechanism says made the victim wait
+ * (bully_rank): for compaction and the reclaims, the growth of their RSS
+ * (stat's, over the bully window); for disk_saturation and page_read,
+ * read_bytes + write_bytes, and only those that moved more than the victim
+ * itself; for not_io, none (a vfork child's sleep has no bully); for
+ * unknown, the writers if the victim waited on I/O at all, else none (a
+ * lock's wait). For dirty_writeback and that unknown, the most write_bytes
  * (bytes sent to the block layer on their behalf, counted when a page is
- * dirtied) over the bully window, then the most wchar (bytes passed to
- * write()), at most three. The bully window is the stall window widened to
+ * dirtied), then the most wchar (bytes passed to write()). The bully window is the stall window widened to
  * at least 5 s (PL_STALL_BULLY_MS). When the mechanism is dirty_writeback
  * it is the dirty window instead, how long ago the pages being written out
  * can have been dirtied: the longer of (a) vm.dirty_expire_centisecs plus
@@ -157,6 +183,7 @@ enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct p
 		v->dstate_ms = v->dstate_longest_ms = v->dstate_sum_ms = 0;
 		v->wchan_kinds = 0;
 		v->wchan[0] = '\0';
+		v->raised = 0;
 	}
 	if (d_blk_ms > 0) {
 		v->blkio_ms += d_blk_ms;
@@ -168,8 +195,16 @@ enum pl_stall_verdict pl__stall_update(struct pl_stall_victim *v, const struct p
 	if (c_ms > v->dstate_longest_ms)
 		v->dstate_longest_ms = c_ms;
 	v->dstate_sum_ms += d_step_ms;
-	/* A tenth of a tick of slack: samples 99.7 ms apart are 100 ms of D. */
-	if (blk_trig || (in_d && d_ms * 1000.0 >= cfg->dstate_ms - cfg->interval_ms / 10))
+	/* One wait, not a run of short ones back to back (a fsync loop's);
+	 * a tenth of a tick of slack: samples 99.7 ms apart are 100 ms of D. */
+	if (blk_trig)
+		v->raised |= PL_RAISED_BLKIO;
+	if (in_d && c_ms >= cfg->dstate_ms - cfg->interval_ms / 10)
+		v->raised |= PL_RAISED_DSTATE;
+	else if (in_d && !cfg->dstate_one_wait &&
+		 d_ms * 1000.0 >= cfg->dstate_ms - cfg->interval_ms / 10)
+		v->raised |= PL_RAISED_DSTATE_RUN;
+	if (v->raised)
 		v->qualified = true;
 	if (!in_d && !blk_trig) {
 		if (v->qualified)
@@ -203,6 +238,7 @@ void pl__stall_victim_rearm(struct pl_stall_victim *v, enum pl_stall_verdict ver
 	v->wchan[0] = '\0';
 	v->dstate_sum_ms = 0;
 	v->qualified = false;
+	v->raised = 0;
 }
 
 uint64_t pl__stall_window_ticks(const struct pl_stall_victim *v, const struct pl_stall_cfg *cfg,
@@ -280,6 +316,8 @@ void pl__stall_window(const struct pl_stall_history *h, uint64_t from_tick, uint
 		last = s;
 		out->compact_stall += s->d_compact;
 		out->allocstall += s->d_alloc;
+		out->scan_direct += s->d_scan_direct;
+		out->scan_cgroup += s->d_scan_cgroup;
 		if (s->have_disk) {
 			out->have_disk = true;
 			out->disk_busy_ms += s->disk_busy_ms;
@@ -329,6 +367,9 @@ void pl__stall_window(const struct pl_stall_history *h, uint64_t from_tick, uint
 }
 
 
+/* The kinds whose name tells most: an I/O wait's, a page's */
+#define NAME_KINDS (PL_WCHAN_IO_KINDS | (1u << PL_WCHAN_READ) | (1u << PL_WCHAN_PAGE))
+
 void pl__stall_victim_wchan(struct pl_stall_victim *v, const char *wchan)
 {
 	char name[PL_WCHAN_MAX];
@@ -343,13 +384,23 @@ void pl__stall_victim_wchan(struct pl_stall_victim *v, const char *wchan)
 	v->wchan_kinds |= 1u << k;
 	if (k == PL_WCHAN_UNKNOWN)
 		return;
-	if (!v->wchan[0] || ((1u << k) & PL_WCHAN_IO_KINDS && !((1u << pl__wchan_kind(v->wchan)) & PL_WCHAN_IO_KINDS)))
+	if (!v->wchan[0] || ((1u << k) & NAME_KINDS && !((1u << pl__wchan_kind(v->wchan)) & NAME_KINDS)))
 		memcpy(v->wchan, name, len + 1);
 }
 
 /* At least this much written back in the window is more than a small
  * fsync of the victim's own. */
 #define WRITEBACK_KB 8192
+
+/* Every D sample whose wchan told something was a page being read in:
+ * no write of anyone's held it up (pl__stall_page_kinds settled the
+ * page waits). */
+static bool read_wait(const struct pl_stall_wait *v)
+{
+	unsigned telling = v->wchan_kinds & ~((1u << PL_WCHAN_UNKNOWN) | (1u << PL_WCHAN_OTHER));
+
+	return telling == (1u << PL_WCHAN_READ);
+}
 
 /* The victim's wait was an I/O one, as far as its accounts tell. */
 static bool waited_on_io(const struct pl_stall_window *w, const struct pl_stall_wait *v)
@@ -363,9 +414,13 @@ static bool waited_on_io(const struct pl_stall_window *w, const struct pl_stall_
 
 static bool dirty_writeback(const struct pl_stall_window *w, const struct pl_stall_wait *v)
 {
+	uint64_t own_kb = v->wbytes / 1024;
+
+	if (read_wait(v))
+		return false;
 	if (w->over_bg_ticks || w->over_freerun_ticks || (v->wchan_kinds & (1u << PL_WCHAN_THROTTLE)))
 		return true;
-	if (w->have_written && w->written_kb >= WRITEBACK_KB && waited_on_io(w, v))
+	if (w->have_written && w->written_kb >= WRITEBACK_KB + own_kb && waited_on_io(w, v))
 		return true;
 	return w->writeback_kb_max >= WRITEBACK_KB && w->have_disk && w->span_ms > 0 &&
 	       w->disk_busy_ms >= 0.5 * w->span_ms;
@@ -380,18 +435,29 @@ static bool not_io(const struct pl_stall_wait *v)
 	return telling == (1u << PL_WCHAN_OTHER) && !(v->have_blkio && v->blkio_ms > 0);
 }
 
+/* PSI memory "some" grew by at least this share of the window. */
+#define PSI_MEM_SHARE 0.05
+
 unsigned pl__stall_classify(const struct pl_stall_window *w, const struct pl_stall_wait *v)
 {
 	unsigned m = 0;
 
 	if (w->compact_stall > 0)
 		m |= PL_MECH_COMPACTION;
-	if (w->allocstall > 0)
+	if (w->allocstall > 0 || w->scan_direct > 0)
 		m |= PL_MECH_DIRECT_RECLAIM;
+	if (w->scan_cgroup > 0)
+		m |= PL_MECH_CGROUP_RECLAIM;
+	if (!(m & PL_MECH_MEMORY) && w->have_psi_mem && w->span_ms > 0 &&
+	    w->psi_mem_some_ms >= PSI_MEM_SHARE * w->span_ms)
+		m |= PL_MECH_MEMORY_PRESSURE;
 	if (dirty_writeback(w, v))
 		m |= PL_MECH_DIRTY_WRITEBACK;
-	if (m == 0 && w->have_disk && w->span_ms > 0 && w->disk_busy_ms >= 0.8 * w->span_ms)
+	if (!(m & ~PL_MECH_MEMORY_PRESSURE) && w->have_disk && w->span_ms > 0 &&
+	    w->disk_busy_ms >= 0.8 * w->span_ms)
 		m |= PL_MECH_DISK_SATURATION;
+	if (read_wait(v))
+		m |= PL_MECH_PAGE_READ;
 	if (not_io(v))
 		m |= PL_MECH_NOT_IO;
 	return m;
@@ -420,8 +486,11 @@ static const struct {
 } mech_order[] = {
 	{ PL_MECH_COMPACTION, "compaction" },
 	{ PL_MECH_DIRECT_RECLAIM, "direct_reclaim" },
+	{ PL_MECH_CGROUP_RECLAIM, "cgroup_reclaim" },
 	{ PL_MECH_DIRTY_WRITEBACK, "dirty_writeback" },
 	{ PL_MECH_DISK_SATURATION, "disk_saturation" },
+	{ PL_MECH_MEMORY_PRESSURE, "memory_pressure" },
+	{ PL_MECH_PAGE_READ, "page_read" },
 	{ PL_MECH_NOT_IO, "not_io" },
 };
 #define N_MECHS (sizeof(mech_order) / sizeof(mech_order[0]))
@@ -442,16 +511,72 @@ bool pl__stall_fellow_victim(bool blocked, uint64_t wbytes, uint64_t wchar,
 			   (wbytes == victim_wbytes && wchar <= victim_wchar));
 }
 
-void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const char *comm,
-			   uint64_t wbytes, uint64_t wchar, bool exited)
+enum pl_bully_rank pl__stall_bully_rank(unsigned mechs, const struct pl_stall_wait *v)
 {
+	unsigned first = 0;
+
+	for (size_t i = 0; i < N_MECHS && !first; i++)
+		first = mechs & mech_order[i].bit;
+	if (first & PL_MECH_MEMORY)
+		return PL_BULLY_MEMORY;
+	if (first & PL_MECH_DIRTY_WRITEBACK)
+		return PL_BULLY_WRITES;
+	if (first & (PL_MECH_DISK_SATURATION | PL_MECH_PAGE_READ))
+		return PL_BULLY_DISK;
+	if (first)
+		return PL_BULLY_NONE; /* not_io */
+	/* unknown: writers, if it waited on I/O at all */
+	if ((v->wchan_kinds & PL_WCHAN_IO_KINDS) || (v->have_blkio && v->blkio_ms > 0))
+		return PL_BULLY_WRITES;
+	return PL_BULLY_NONE;
+}
+
+const char *pl__stall_bully_rank_name(enum pl_bully_rank r)
+{
+	static const char *const names[] = { NULL, "write_bytes", "disk_bytes", "rss_growth" };
+
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : NULL;
+}
+
+bool pl__stall_own_comm(const char *comm)
+{
+	return strncmp(comm, "perflink", 8) == 0;
+}
+
+/* The candidate's keys for rank r, the first deciding; false: nothing to
+ * rank it by. */
+static bool rank_keys(enum pl_bully_rank r, const struct pl_stall_bully *c, uint64_t *k1,
+		      uint64_t *k2)
+{
+	switch (r) {
+	case PL_BULLY_WRITES:
+		*k1 = c->wbytes;
+		*k2 = c->wchar;
+		return c->wbytes || c->wchar;
+	case PL_BULLY_DISK:
+		*k1 = c->rbytes + c->wbytes;
+		*k2 = c->rbytes;
+		return *k1 > 0;
+	case PL_BULLY_MEMORY:
+		*k1 = c->rss_kb > 0 ? (uint64_t)c->rss_kb : 0;
+		*k2 = 0;
+		return c->rss_kb > 0;
+	default:
+		return false;
+	}
+}
+
+void pl__stall_bully_offer_by(struct pl_stall_bully *top, size_t *n, enum pl_bully_rank r,
+			      const struct pl_stall_bully *c)
+{
+	uint64_t k1, k2, t1, t2;
 	size_t i, pos;
 
-	if (wbytes == 0 && wchar == 0)
+	if (!rank_keys(r, c, &k1, &k2))
 		return;
 	for (pos = 0; pos < *n; pos++) {
-		if (wbytes > top[pos].wbytes ||
-		    (wbytes == top[pos].wbytes && wchar > top[pos].wchar))
+		rank_keys(r, &top[pos], &t1, &t2);
+		if (k1 > t1 || (k1 == t1 && k2 > t2))
 			break;
 	}
 	if (pos >= PL_STALL_BULLIES)
@@ -459,14 +584,24 @@ void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const
 	i = *n < PL_STALL_BULLIES ? *n : PL_STALL_BULLIES - 1;
 	for (; i > pos; i--)
 		top[i] = top[i - 1];
-	top[pos].pid = pid;
-	strncpy(top[pos].comm, comm, sizeof(top[pos].comm) - 1);
+	top[pos] = *c;
 	top[pos].comm[sizeof(top[pos].comm) - 1] = '\0';
-	top[pos].wbytes = wbytes;
-	top[pos].wchar = wchar;
-	top[pos].exited = exited;
 	if (*n < PL_STALL_BULLIES)
 		(*n)++;
+}
+
+void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const char *comm,
+			   uint64_t wbytes, uint64_t wchar, bool exited)
+{
+	struct pl_stall_bully c;
+
+	memset(&c, 0, sizeof(c));
+	c.pid = pid;
+	strncpy(c.comm, comm, sizeof(c.comm) - 1);
+	c.wbytes = wbytes;
+	c.wchar = wchar;
+	c.exited = exited;
+	pl__stall_bully_offer_by(top, n, PL_BULLY_WRITES, &c);
 }
 
 static void psi_json(struct pl_json *j, const char *key, bool have, const struct pl_psi *p,
@@ -554,6 +689,14 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_double(j, "d_wchar_kB", (double)e->victim_wchar / 1024.0, 1);
 	pl__json_end_object(j);
 	pl__json_bool(j, "ongoing", e->ongoing);
+	pl__json_begin_array(j, "raised_by");
+	if (e->raised & PL_RAISED_BLKIO)
+		pl__json_str(j, NULL, "blkio");
+	if (e->raised & PL_RAISED_DSTATE)
+		pl__json_str(j, NULL, "dstate");
+	if (e->raised & PL_RAISED_DSTATE_RUN)
+		pl__json_str(j, NULL, "dstate_run");
+	pl__json_end_array(j);
 	pl__json_double(j, "blkio_ms", e->blkio_ms, 0);
 	pl__json_double(j, "dstate_ms", e->dstate_ms, 0);
 	pl__json_double(j, "dstate_longest_ms", e->dstate_longest_ms, 0);
@@ -561,6 +704,10 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_double(j, "window_ms", e->window_ms, 0);
 	pl__json_double(j, "bully_window_ms", e->bully_window_ms, 0);
 	pl__json_bool(j, "bully_by_dirty_pages", e->bully_by_dirty);
+	if (pl__stall_bully_rank_name(e->bully_rank))
+		pl__json_str(j, "bully_rank", pl__stall_bully_rank_name(e->bully_rank));
+	else
+		pl__json_null(j, "bully_rank");
 	pl__json_begin_array(j, "bully");
 	for (i = 0; i < e->nbully; i++) {
 		pl__json_begin_object(j, NULL);
@@ -569,6 +716,10 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 		pl__json_double(j, "d_wbytes_kB", (double)e->bully[i].wbytes / 1024.0, 1);
 		pl__json_double(j, "d_wchar_kB", (double)e->bully[i].wchar / 1024.0, 1);
 		pl__json_bool(j, "exited", e->bully[i].exited);
+		if (e->bully_rank == PL_BULLY_DISK || e->bully_rank == PL_BULLY_MEMORY) {
+			pl__json_double(j, "d_read_kB", (double)e->bully[i].rbytes / 1024.0, 1);
+			pl__json_i64(j, "d_rss_kB", e->bully[i].rss_kb);
+		}
 		pl__json_end_object(j);
 	}
 	pl__json_end_array(j);
@@ -583,6 +734,8 @@ const char *pl__stall_event_json(struct pl_json *j, const struct pl_stall_event 
 	pl__json_begin_object(j, "counters");
 	pl__json_i64(j, "compact_stall", w->compact_stall);
 	pl__json_i64(j, "allocstall", w->allocstall);
+	pl__json_i64(j, "pgscan_direct", w->scan_direct);
+	pl__json_i64(j, "pgscan_cgroup", w->scan_cgroup);
 	if (w->have_disk) {
 		pl__json_double(j, "disk_busy_ms", w->disk_busy_ms, 0);
 		pl__json_double(j, "disk_write_kB", w->disk_write_kb, 0);

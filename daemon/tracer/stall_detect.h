@@ -39,11 +39,23 @@ struct pl_writes {
 	uint64_t blocked; /* bit tick % PL_STALL_RING: in D, or a block-I/O wait ended */
 	uint64_t first_tick, last_tick; /* ticks the ring holds values for */
 	uint32_t span_wbytes[PL_WRITES_SPANS], span_wchar[PL_WRITES_SPANS]; /* saturated */
+	/* per tick of the ring, like wbytes: read_bytes (saturated), and the
+	 * change of the RSS since the reading before, kB (for the bully of a
+	 * saturated disk and of memory pressure) */
+	uint32_t rbytes[PL_STALL_RING];
+	int32_t rss_kb[PL_STALL_RING];
 };
 _Static_assert(PL_STALL_RING <= 64, "one bit a tick in pl_writes.blocked");
 void pl__writes_reset(struct pl_writes *w, uint64_t tick);
 /* Record tick's deltas (negative deltas count as 0). Ticks must increase. */
 void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_t d_wchar);
+/* The reads and the RSS change of the tick last put (after
+ * pl__writes_put of that tick; a later call for it replaces them). */
+void pl__writes_put_mem(struct pl_writes *w, uint64_t tick, int64_t d_rbytes, int64_t d_rss_kb);
+/* read_bytes and the RSS change summed over ticks [from, to], clipped to
+ * what the ring holds. */
+void pl__writes_sum_mem(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *rbytes,
+			int64_t *rss_kb);
 /* The tick last put was blocked. */
 void pl__writes_mark_blocked(struct pl_writes *w, uint64_t tick);
 /* Was it blocked in any of ticks [from, to] the ring holds? */
@@ -86,7 +98,7 @@ struct pl_writes_gone {
 		struct pl_writes w;
 	} e[PL_WRITES_GONE];
 };
-/* Keep w if it wrote anything in the spans kept (the last
+/* Keep w if it wrote anything in the spans kept, or read in the ticks kept (the last
  * PL_WRITES_SPANS * PL_WRITES_SPAN_TICKS ticks), evicting the entry that
  * wrote least there or whose history is oldest. */
 void pl__writes_gone_add(struct pl_writes_gone *g, int pid, const char *comm,
@@ -97,6 +109,13 @@ struct pl_stall_sys {
 	uint64_t tick;
 	double mono;
 	int64_t d_compact, d_alloc;
+	/* vmstat: pages scanned by global direct reclaim (pgscan_direct, or
+	 * pgsteal_direct where higher), and by reclaim that is neither kswapd's
+	 * nor global direct reclaim (pgscan_anon + pgscan_file less
+	 * pgscan_kswapd, _direct, _khugepaged and _proactive: a memory
+	 * cgroup's reclaim, which the per-reclaimer counters leave out); 0
+	 * where the kernel has no such counters */
+	int64_t d_scan_direct, d_scan_cgroup;
 	bool have_disk;
 	double disk_busy_ms, disk_write_kb;
 	uint64_t dirty_kb, writeback_kb; /* meminfo Dirty, Writeback */
@@ -128,6 +147,10 @@ enum pl_wchan_kind {
 	PL_WCHAN_MEMORY,    /* compaction, reclaim, migration, allocation */
 	PL_WCHAN_LOCK,      /* a mutex or rwsem, which an I/O may be holding */
 	PL_WCHAN_OTHER,     /* anything else: vfork, a pipe, a wait for a child */
+	PL_WCHAN_READ,      /* a page being read in: a fault, a buffered read */
+	/* a page's lock or bit, which is taken for a read or for a
+	 * writeback: pl__stall_page_kinds says which */
+	PL_WCHAN_PAGE,
 	PL_WCHAN_KINDS
 };
 /* The kinds that are a wait for I/O, as bits 1 << kind. */
@@ -135,6 +158,10 @@ enum pl_wchan_kind {
 	((1u << PL_WCHAN_THROTTLE) | (1u << PL_WCHAN_WRITEBACK) | (1u << PL_WCHAN_JOURNAL) | \
 	 (1u << PL_WCHAN_BLOCK))
 enum pl_wchan_kind pl__wchan_kind(const char *wchan);
+/* The kinds with PL_WCHAN_PAGE taken for a writeback wait when the victim
+ * wrote in the stall window (a page of its own going out), else for a
+ * read. */
+unsigned pl__stall_page_kinds(unsigned kinds, bool victim_wrote);
 const char *pl__wchan_kind_name(enum pl_wchan_kind k);
 
 /* Per watched process: the stall episode in progress. Zero it to start. */
@@ -158,12 +185,23 @@ struct pl_stall_victim {
 	 * wait's before any other. */
 	unsigned wchan_kinds;
 	char wchan[PL_WCHAN_MAX];
+	unsigned raised; /* PL_RAISED_* bits: what qualified the episode */
+};
+enum {
+	PL_RAISED_BLKIO = 1u << 0,  /* a tick's block-I/O delay over blkio_ms */
+	PL_RAISED_DSTATE = 1u << 1, /* one wait in D of at least dstate_ms */
+	/* a run of D samples spanning dstate_ms, several waits perhaps (with
+	 * delay accounting on) */
+	PL_RAISED_DSTATE_RUN = 1u << 2,
 };
 
 struct pl_stall_cfg {
 	double blkio_ms;    /* a tick with more block-I/O delay than this stalls */
 	double dstate_ms;   /* D samples spanning at least this long stall */
 	double interval_ms; /* the tick length */
+	/* without delay accounting: only one wait of dstate_ms raises an
+	 * episode, not a run of D samples of short ones */
+	bool dstate_one_wait;
 };
 
 enum pl_stall_verdict {
@@ -196,7 +234,7 @@ uint64_t pl__stall_window_ticks(const struct pl_stall_victim *v, const struct pl
 struct pl_stall_window {
 	uint64_t from_tick, to_tick;
 	double span_ms;
-	int64_t compact_stall, allocstall;
+	int64_t compact_stall, allocstall, scan_direct, scan_cgroup;
 	bool have_disk;
 	double disk_busy_ms, disk_write_kb;
 	uint64_t dirty_kb_max, writeback_kb_max, dirty_writeback_kb_max;
@@ -223,12 +261,21 @@ enum {
 	PL_MECH_DIRTY_WRITEBACK = 1u << 2,
 	PL_MECH_DISK_SATURATION = 1u << 3,
 	PL_MECH_NOT_IO = 1u << 4,
+	PL_MECH_CGROUP_RECLAIM = 1u << 5,
+	PL_MECH_MEMORY_PRESSURE = 1u << 6,
+	PL_MECH_PAGE_READ = 1u << 7,
 };
+#define PL_MECH_MEMORY                                                        \
+	(PL_MECH_COMPACTION | PL_MECH_DIRECT_RECLAIM | PL_MECH_CGROUP_RECLAIM | \
+	 PL_MECH_MEMORY_PRESSURE)
 /* What the victim's own accounts say about its wait. */
 struct pl_stall_wait {
 	bool have_blkio;    /* delay accounting on: blkio_ms means something */
 	double blkio_ms;    /* over the episode */
 	unsigned wchan_kinds; /* 1 << enum pl_wchan_kind, over its D samples */
+	/* what it dirtied itself over the stall window: its own fsync's pages
+	 * are no one else's writeback */
+	uint64_t wbytes;
 };
 /* Every mechanism the counters and the victim's wait point to (PL_MECH_*
  * bits). */
@@ -246,9 +293,22 @@ const char *pl__stall_mechanism_name(unsigned mechs);
 struct pl_stall_bully {
 	int pid;
 	char comm[PL_COMM_MAX];
-	uint64_t wbytes, wchar; /* bytes over the window */
+	uint64_t wbytes, wchar, rbytes; /* bytes over the window */
+	int64_t rss_kb; /* its RSS's change over the window */
 	bool exited;
 };
+/* What the bully is ranked by, from the mechanism (stall_detect.c). */
+enum pl_bully_rank {
+	PL_BULLY_NONE,   /* the evidence names no one: not_io, a lock's wait */
+	PL_BULLY_WRITES, /* write_bytes, then wchar */
+	PL_BULLY_DISK,   /* read_bytes + write_bytes: what it moved on the disk */
+	PL_BULLY_MEMORY, /* the growth of its RSS */
+};
+enum pl_bully_rank pl__stall_bully_rank(unsigned mechs, const struct pl_stall_wait *v);
+const char *pl__stall_bully_rank_name(enum pl_bully_rank r);
+/* perflink's own processes (the tracer, perflinkd, the recorder): their
+ * output is never a stall's cause worth naming. */
+bool pl__stall_own_comm(const char *comm);
 /* A candidate blocked in the stall window (so by the same mechanism the
  * window's counters point to) that wrote no more than the victim, by
  * write_bytes then wchar: another victim, not a bully. */
@@ -258,6 +318,10 @@ bool pl__stall_fellow_victim(bool blocked, uint64_t wbytes, uint64_t wchar,
  * candidates that wrote nothing are ignored. */
 void pl__stall_bully_offer(struct pl_stall_bully *top, size_t *n, int pid, const char *comm,
 			   uint64_t wbytes, uint64_t wchar, bool exited);
+/* The same by rank r (pid, comm and exited taken from c): a candidate with
+ * nothing to rank by (no bytes; an RSS that did not grow) is ignored. */
+void pl__stall_bully_offer_by(struct pl_stall_bully *top, size_t *n, enum pl_bully_rank r,
+			      const struct pl_stall_bully *c);
 
 struct pl_stall_event {
 	double wall, mono;
@@ -266,7 +330,9 @@ struct pl_stall_event {
 	bool ongoing;
 	double blkio_ms, dstate_ms, dstate_longest_ms, dstate_sum_ms, window_ms, bully_window_ms;
 	bool bully_by_dirty; /* the bully window is the dirty window */
-	uint64_t victim_wbytes, victim_wchar;
+	enum pl_bully_rank bully_rank;
+	unsigned raised; /* PL_RAISED_* */
+	uint64_t victim_wbytes, victim_wchar, victim_rbytes;
 	struct pl_stall_bully bully[PL_STALL_BULLIES];
 	size_t nbully;
 	struct pl_stall_window win;

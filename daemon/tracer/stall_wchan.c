@@ -4,18 +4,39 @@
 
 #include <string.h>
 
-/* The names of what a task sleeps in, by prefix, from Linux 4.x to 6.x. A
- * page's lock is taken for its read or its writeback, so it counts as
- * writeback; ext4's fsync waits in jbd2, xfs's in xlog. */
+/* The names of what a task sleeps in, by prefix, from Linux 4.x to 6.x;
+ * the first match counts, so the longer names come first. A page's lock
+ * and its bits are waited for both in a read and in a writeback: those
+ * are PL_WCHAN_PAGE, which pl__stall_page_kinds settles; the read path's
+ * own functions (a fault, a buffered read, the killable lock it takes)
+ * are a read. ext4's fsync waits in jbd2, xfs's in xlog. */
 static const struct {
 	const char *prefix;
 	enum pl_wchan_kind kind;
 } wchan_names[] = {
 	{ "balance_dirty_pages", PL_WCHAN_THROTTLE },
-	{ "folio_wait_", PL_WCHAN_WRITEBACK },   /* _writeback, _bit, _bit_common, _stable */
-	{ "wait_on_page_", PL_WCHAN_WRITEBACK }, /* _writeback, _bit (before folios) */
-	{ "__folio_lock", PL_WCHAN_WRITEBACK },
-	{ "__lock_page", PL_WCHAN_WRITEBACK },
+	{ "filemap_fault", PL_WCHAN_READ },
+	{ "filemap_read", PL_WCHAN_READ },
+	{ "filemap_get_pages", PL_WCHAN_READ },
+	{ "filemap_update_page", PL_WCHAN_READ },
+	{ "__folio_lock_killable", PL_WCHAN_READ },
+	{ "__folio_lock_or_retry", PL_WCHAN_READ },
+	{ "folio_lock_or_retry", PL_WCHAN_READ },
+	{ "__lock_page_killable", PL_WCHAN_READ },
+	{ "__lock_page_or_retry", PL_WCHAN_READ },
+	{ "wait_on_page_read", PL_WCHAN_READ },
+	{ "do_read_cache", PL_WCHAN_READ },
+	{ "read_cache_page", PL_WCHAN_READ },
+	{ "page_cache_sync_ra", PL_WCHAN_READ },
+	{ "generic_file_buffered_read", PL_WCHAN_READ },
+	{ "generic_file_read_iter", PL_WCHAN_READ },
+	{ "folio_wait_writeback", PL_WCHAN_WRITEBACK },
+	{ "folio_wait_stable", PL_WCHAN_WRITEBACK },
+	{ "wait_on_page_writeback", PL_WCHAN_WRITEBACK },
+	{ "folio_wait_", PL_WCHAN_PAGE },   /* _bit, _bit_common, _bit_killable, _locked */
+	{ "wait_on_page_", PL_WCHAN_PAGE }, /* _bit, _bit_common, _locked (before folios) */
+	{ "__folio_lock", PL_WCHAN_PAGE },
+	{ "__lock_page", PL_WCHAN_PAGE },
 	{ "__filemap_fdatawait", PL_WCHAN_WRITEBACK },
 	{ "filemap_fdatawait", PL_WCHAN_WRITEBACK },
 	{ "file_write_and_wait", PL_WCHAN_WRITEBACK },
@@ -82,9 +103,18 @@ enum pl_wchan_kind pl__wchan_kind(const char *wchan)
 
 static const char *const wchan_kind_names[PL_WCHAN_KINDS] = {
 	"unknown", "throttle", "writeback", "journal", "block", "memory", "lock", "other",
+	"read", "page",
 };
 
 const char *pl__wchan_kind_name(enum pl_wchan_kind k)
 {
 	return k < PL_WCHAN_KINDS ? wchan_kind_names[k] : "unknown";
+}
+
+unsigned pl__stall_page_kinds(unsigned kinds, bool victim_wrote)
+{
+	if (!(kinds & (1u << PL_WCHAN_PAGE)))
+		return kinds;
+	kinds &= ~(1u << PL_WCHAN_PAGE);
+	return kinds | (1u << (victim_wrote ? PL_WCHAN_WRITEBACK : PL_WCHAN_READ));
 }

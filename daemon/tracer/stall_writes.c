@@ -63,6 +63,13 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 	for (uint64_t t = t0; t < tick; t++) {
 		w->wbytes[t % PL_STALL_RING] = 0;
 		w->wchar[t % PL_STALL_RING] = 0;
+		w->rbytes[t % PL_STALL_RING] = 0;
+		w->rss_kb[t % PL_STALL_RING] = 0;
+	}
+	/* a new tick reads nothing until pl__writes_put_mem says */
+	if (tick != w->last_tick || tick == 0) {
+		w->rbytes[i] = 0;
+		w->rss_kb[i] = 0;
 	}
 	if (tick >= w->last_tick + PL_STALL_RING)
 		w->blocked = 0;
@@ -76,6 +83,17 @@ void pl__writes_put(struct pl_writes *w, uint64_t tick, int64_t d_wbytes, int64_
 	w->last_tick = tick;
 	if (tick >= w->first_tick + PL_STALL_RING)
 		w->first_tick = tick - PL_STALL_RING + 1;
+}
+
+void pl__writes_put_mem(struct pl_writes *w, uint64_t tick, int64_t d_rbytes, int64_t d_rss_kb)
+{
+	size_t i = tick % PL_STALL_RING;
+
+	if (tick != w->last_tick)
+		return;
+	w->rbytes[i] = sat32(d_rbytes);
+	w->rss_kb[i] = d_rss_kb > INT32_MAX ? INT32_MAX
+		       : d_rss_kb < INT32_MIN ? INT32_MIN : (int32_t)d_rss_kb;
 }
 
 void pl__writes_mark_blocked(struct pl_writes *w, uint64_t tick)
@@ -118,6 +136,18 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
 	for (t = from; t <= to && t >= from; t++) {
 		*wbytes += w->wbytes[t % PL_STALL_RING];
 		*wchar += w->wchar[t % PL_STALL_RING];
+	}
+}
+
+void pl__writes_sum_mem(const struct pl_writes *w, uint64_t from, uint64_t to, uint64_t *rbytes,
+			int64_t *rss_kb)
+{
+	*rbytes = 0;
+	*rss_kb = 0;
+	clip_to_ring(w, &from, &to);
+	for (uint64_t t = from; t <= to && t >= from; t++) {
+		*rbytes += w->rbytes[t % PL_STALL_RING];
+		*rss_kb += w->rss_kb[t % PL_STALL_RING];
 	}
 }
 
@@ -194,13 +224,18 @@ uint64_t pl__writes_reach(const uint64_t totals[PL_WRITES_SPANS], uint64_t now_t
 
 #define SPANS_TICKS ((uint64_t)PL_WRITES_SPANS * PL_WRITES_SPAN_TICKS)
 
+/* What it wrote in the spans kept and read in the ticks kept: a reader
+ * that saturated the disk and exited is named as one that wrote. */
 static uint64_t recent_weight(const struct pl_writes *w, uint64_t now_tick)
 {
-	uint64_t wb, wc;
+	uint64_t wb, wc, rb;
+	int64_t rss;
 
 	pl__writes_sum_long(w, now_tick >= SPANS_TICKS ? now_tick - SPANS_TICKS + 1 : 0,
 			    now_tick, &wb, &wc);
-	return wb + wc / 16;
+	pl__writes_sum_mem(w, now_tick >= PL_STALL_RING ? now_tick - PL_STALL_RING + 1 : 0,
+			   now_tick, &rb, &rss);
+	return wb + wc / 16 + rb;
 }
 
 void pl__writes_gone_add(struct pl_writes_gone *g, int pid, const char *comm,

@@ -175,6 +175,9 @@ static void delayacct_setup(struct pl_tracer *t, int rootfd)
 		pl__probe_present(PL_PROBE_DELAYACCT);
 		break;
 	}
+	/* no delay total to say a run of D samples were I/O waits */
+	t->scfg.dstate_one_wait = t->delayacct == PL_DELAYACCT_OFF ||
+				  pl__probe_forced(PL_PROBE_DELAYACCT);
 }
 
 int pl__tracer_open_output(const char *path, bool *created)
@@ -555,6 +558,8 @@ static void remember_sys(struct pl_tracer *t, double mono, const struct pl_tsys_
 	h.mono = mono;
 	h.d_compact = s->d_compact;
 	h.d_alloc = s->d_alloc;
+	h.d_scan_direct = s->d_scan_direct;
+	h.d_scan_cgroup = s->d_scan_cgroup;
 	h.have_disk = s->have_disk;
 	h.disk_busy_ms = s->disk_d_busy_ms;
 	h.disk_write_kb = s->disk_d_write_kb;

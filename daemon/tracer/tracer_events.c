@@ -120,19 +120,34 @@ int pl__tevents_config(struct pl_tracer *t, double wall, double mono,
 	return put_line(t, pl__json_finish(j));
 }
 
-/* Offer one candidate's writes over [from, now] unless it is another
- * victim of the stall, blocked in [stall_from, now]. */
+/* Offer one candidate's writes, reads and RSS growth over [from, now],
+ * ranked by e->bully_rank, unless it is another victim of the stall,
+ * blocked in [stall_from, now], that moved no more than the victim. */
 static void offer(struct pl_stall_event *e, const struct pl_writes *w, int pid, const char *comm,
 		  bool exited, uint64_t from, uint64_t stall_from, uint64_t now)
 {
-	uint64_t wb, wc;
+	struct pl_stall_bully c;
+	bool blocked;
 
-	pl__writes_sum_long(w, from, now, &wb, &wc);
-	if ((wb == 0 && wc == 0) ||
-	    pl__stall_fellow_victim(pl__writes_blocked(w, stall_from, now), wb, wc,
-				    e->victim_wbytes, e->victim_wchar))
+	if (pl__stall_own_comm(comm))
 		return;
-	pl__stall_bully_offer(e->bully, &e->nbully, pid, comm, wb, wc, exited);
+	memset(&c, 0, sizeof(c));
+	c.pid = pid;
+	snprintf(c.comm, sizeof(c.comm), "%s", comm);
+	c.exited = exited;
+	pl__writes_sum_long(w, from, now, &c.wbytes, &c.wchar);
+	pl__writes_sum_mem(w, from, now, &c.rbytes, &c.rss_kb);
+	blocked = pl__writes_blocked(w, stall_from, now);
+	if (e->bully_rank == PL_BULLY_WRITES &&
+	    pl__stall_fellow_victim(blocked, c.wbytes, c.wchar, e->victim_wbytes,
+				    e->victim_wchar))
+		return;
+	/* the disk's: one that moved less than the victim itself is not
+	 * what it queued behind */
+	if (e->bully_rank == PL_BULLY_DISK &&
+	    c.rbytes + c.wbytes < e->victim_rbytes + e->victim_wbytes)
+		return;
+	pl__stall_bully_offer_by(e->bully, &e->nbully, e->bully_rank, &c);
 }
 
 /* from: the bully window's first tick; stall_from: the stall window's. */
@@ -142,15 +157,24 @@ static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uin
 	const struct pl_tprocs *tp = &t->procs;
 	size_t i;
 
+	int64_t rss;
+
 	pl__writes_sum_long(&victim->writes, from, t->tick, &e->victim_wbytes, &e->victim_wchar);
+	pl__writes_sum_mem(&victim->writes, from, t->tick, &e->victim_rbytes, &rss);
+	if (e->bully_rank == PL_BULLY_NONE)
+		return;
 	for (i = 0; i < tp->n; i++) {
 		const struct pl_tproc *q = &tp->v[i];
 
 		/* most wrote nothing since from: not even looked at, where
 		 * reading each history is a cache miss or two (the stall
 		 * bench's events phase did not move measurably with it: 15-18
-		 * us a tick before and after) */
-		if (q != victim && !pl__writes_none_long(tp->wrote_until[i], from, t->tick))
+		 * us a tick before and after); reads and RSS are in every
+		 * history's ring */
+		if (q == victim || q->pid == tp->self_pid)
+			continue;
+		if (e->bully_rank != PL_BULLY_WRITES ||
+		    !pl__writes_none_long(tp->wrote_until[i], from, t->tick))
 			offer(e, &q->writes, q->pid, q->comm, false, from, stall_from, t->tick);
 	}
 	for (i = 0; i < PL_WRITES_GONE; i++) {
@@ -226,7 +250,7 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 		double wall, double mono)
 {
 	struct pl_stall_event e;
-	uint64_t wt, from, bt;
+	uint64_t wt, from, bt, own_wchar;
 	const char *line;
 	int err;
 
@@ -236,9 +260,13 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	pl__stall_window(&t->hist, from, t->tick, t->scfg.interval_ms, &e.win);
 	e.wait.have_blkio = t->delayacct != PL_DELAYACCT_OFF && !t->procs.cfg.no_blkio;
 	e.wait.blkio_ms = p->victim.blkio_ms;
-	e.wait.wchan_kinds = p->victim.wchan_kinds;
+	pl__writes_sum(&p->writes, from, t->tick, &e.wait.wbytes, &own_wchar);
+	e.wait.wchan_kinds = pl__stall_page_kinds(p->victim.wchan_kinds,
+						  e.wait.wbytes > 0 || own_wchar > 0);
 	e.wchan = p->victim.wchan;
 	e.mechs = pl__stall_classify(&e.win, &e.wait);
+	e.bully_rank = pl__stall_bully_rank(e.mechs, &e.wait);
+	e.raised = p->victim.raised;
 	bt = bully_ticks(t, &e, wt);
 	find_bullies(t, p, t->tick - bt + 1, from, &e);
 	e.bully_window_ms = (double)bt * t->scfg.interval_ms;

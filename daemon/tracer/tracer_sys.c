@@ -97,7 +97,28 @@ static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep
  * every key (1.3-2.8 us against 2.8-9.2, warm, 3.9 KB on 6.18, five runs on
  * a loaded machine, with six keys). */
 enum vm_key { VM_NONE, VM_COMPACT, VM_ALLOC, VM_MAJFLT, VM_DIRTY, VM_WRITEBACK, VM_DIRTIED,
-	      VM_WRITTEN, VM_THRESH, VM_BG_THRESH };
+	      VM_WRITTEN, VM_THRESH, VM_BG_THRESH, VM_SCAN_DIRECT, VM_STEAL_DIRECT,
+	      VM_SCAN_OTHER, VM_SCAN_ALL };
+
+/* pgscan_* and pgsteal_*: global direct reclaim's (per zone before 4.8,
+ * whose names go on; not pgscan_direct_throttle, a count of throttlings),
+ * the other reclaimers', and every reclaim's by LRU (pgscan_anon and
+ * pgscan_file, from 5.8), which alone count a memory cgroup's. */
+static enum vm_key vm_scan_key(const char *s, size_t klen)
+{
+	if (klen >= 13 && memcmp(s, "pgscan_direct", 13) == 0)
+		return klen == 22 && memcmp(s + 13, "_throttle", 9) == 0 ? VM_NONE : VM_SCAN_DIRECT;
+	if (klen >= 14 && memcmp(s, "pgsteal_direct", 14) == 0)
+		return VM_STEAL_DIRECT;
+	if ((klen == 13 && memcmp(s, "pgscan_kswapd", 13) == 0) ||
+	    (klen == 17 && memcmp(s, "pgscan_khugepaged", 17) == 0) ||
+	    (klen == 16 && memcmp(s, "pgscan_proactive", 16) == 0))
+		return VM_SCAN_OTHER;
+	if ((klen == 11 && memcmp(s, "pgscan_anon", 11) == 0) ||
+	    (klen == 11 && memcmp(s, "pgscan_file", 11) == 0))
+		return VM_SCAN_ALL;
+	return VM_NONE;
+}
 
 static enum vm_key vm_key_of(const char *s, size_t klen)
 {
@@ -107,7 +128,9 @@ static enum vm_key vm_key_of(const char *s, size_t klen)
 	case 'c':
 		return klen == 13 && memcmp(s, "compact_stall", 13) == 0 ? VM_COMPACT : VM_NONE;
 	case 'p':
-		return klen == 10 && memcmp(s, "pgmajfault", 10) == 0 ? VM_MAJFLT : VM_NONE;
+		if (klen == 10 && memcmp(s, "pgmajfault", 10) == 0)
+			return VM_MAJFLT;
+		return vm_scan_key(s, klen);
 	case 'n':
 		if (klen == 8 && memcmp(s, "nr_dirty", 8) == 0)
 			return VM_DIRTY;
@@ -142,6 +165,13 @@ static void vm_store(struct pl_vmstat *v, enum vm_key key, uint64_t val)
 		break;
 	case VM_THRESH: v->dirty_thresh = val; break;
 	case VM_BG_THRESH: v->dirty_bg_thresh = val; break;
+	case VM_SCAN_DIRECT: v->scan_direct += val; break;
+	case VM_STEAL_DIRECT: v->steal_direct += val; break;
+	case VM_SCAN_OTHER: v->scan_other += val; break;
+	case VM_SCAN_ALL:
+		v->scan_all += val;
+		v->have_scan_all = true;
+		break;
 	case VM_NONE: break;
 	}
 }
@@ -279,6 +309,32 @@ static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_
 		s->prev_busy[i] = busy[i];
 		s->prev_found[i] = found[i];
 	}
+}
+
+/* Pages scanned by global direct reclaim since the last read (or stolen,
+ * where more), and by the reclaim no per-reclaimer counter names (a memory
+ * cgroup's): 0 when a counter went back or the kernel has none. */
+static void scan_deltas(const struct pl_tsys *s, const struct pl_vmstat *vm,
+			struct pl_tsys_sample *out)
+{
+	const struct pl_vmstat *p = &s->prev_vm;
+	uint64_t named, named_prev;
+
+	out->d_scan_direct = 0;
+	out->d_scan_cgroup = 0;
+	if (vm->scan_direct > p->scan_direct)
+		out->d_scan_direct = (int64_t)(vm->scan_direct - p->scan_direct);
+	if (vm->steal_direct > p->steal_direct &&
+	    (int64_t)(vm->steal_direct - p->steal_direct) > out->d_scan_direct)
+		out->d_scan_direct = (int64_t)(vm->steal_direct - p->steal_direct);
+	if (!vm->have_scan_all || !p->have_scan_all || vm->scan_all < p->scan_all)
+		return;
+	named = vm->scan_direct + vm->scan_other;
+	named_prev = p->scan_direct + p->scan_other;
+	if (named < named_prev)
+		return;
+	if (vm->scan_all - p->scan_all > named - named_prev)
+		out->d_scan_cgroup = (int64_t)((vm->scan_all - p->scan_all) - (named - named_prev));
 }
 
 /* A kernel without PSI is reported once per process (probe "psi", which
@@ -423,7 +479,9 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 		out->d_compact = (int64_t)(vm.compact - s->prev_compact);
 		out->d_alloc = (int64_t)(vm.alloc - s->prev_alloc);
 		out->d_majflt = (int64_t)(vm.majflt - s->prev_majflt);
+		scan_deltas(s, &vm, out);
 	}
+	s->prev_vm = vm;
 	s->prev_compact = vm.compact;
 	s->prev_alloc = vm.alloc;
 	s->prev_majflt = vm.majflt;

@@ -14,6 +14,7 @@ struct pl_tsys_sample {
 	bool have_disk;        /* at least one --disk was present both times */
 	double disk_d_write_kb, disk_d_busy_ms;
 	int64_t d_compact, d_alloc, d_majflt;
+	int64_t d_scan_direct, d_scan_cgroup; /* as pl_stall_sys's */
 	uint64_t dirty_kb, writeback_kb, memfree_kb, memavail_kb;
 	uint64_t nr_writeback, nr_dirty;
 	struct pl_psi psi_io, psi_mem;
@@ -31,6 +32,18 @@ struct pl_tsys_sample {
 	bool thresh_estimated;
 };
 
+/* What the tracer reads of /proc/vmstat. Absent keys read 0, but
+ * nr_dirtied, nr_written and the two thresholds UINT64_MAX. */
+struct pl_vmstat {
+	uint64_t compact, alloc, majflt, nr_dirty, nr_writeback, nr_dirtied, nr_written;
+	uint64_t dirty_thresh, dirty_bg_thresh; /* pages */
+	/* pgscan_direct, pgsteal_direct (all zones'), pgscan_kswapd +
+	 * _khugepaged + _proactive, pgscan_anon + pgscan_file (have_scan_all:
+	 * the kernel has them) */
+	uint64_t scan_direct, steal_direct, scan_other, scan_all;
+	bool have_scan_all;
+};
+
 #define PL_TRACER_MAX_DISKS 16
 
 struct pl_tsys {
@@ -46,6 +59,7 @@ struct pl_tsys {
 	struct pl_procfile disk_stat[PL_TRACER_MAX_DISKS];
 	bool sysfs_disks, sysfs_tried;
 	uint64_t prev_compact, prev_alloc, prev_majflt;
+	struct pl_vmstat prev_vm; /* the reclaim counters of the last read */
 	uint64_t prev_nr_dirtied, prev_nr_written; /* UINT64_MAX: not known */
 	long page_bytes;
 	bool psi_io_reported, psi_mem_reported;
@@ -69,12 +83,6 @@ int pl__tsys_check_disks(const struct pl_tsys *s, int rootfd);
 void pl__tsys_free(struct pl_tsys *s);
 /* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
-/* What the tracer reads of /proc/vmstat. Absent keys read 0, but
- * nr_dirtied, nr_written and the two thresholds UINT64_MAX. */
-struct pl_vmstat {
-	uint64_t compact, alloc, majflt, nr_dirty, nr_writeback, nr_dirtied, nr_written;
-	uint64_t dirty_thresh, dirty_bg_thresh; /* pages */
-};
 void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v);
 /* The vmstat parse on its own, for tests: compact_stall, the sum of every
  * allocstall* key (kernels name them per zone or not at all), pgmajfault,

@@ -5,7 +5,7 @@
 #include "stall_detect.h"
 #include "tap.h"
 
-static const struct pl_stall_cfg cfg = { 50, 100, 100 };
+static const struct pl_stall_cfg cfg = { 50, 100, 100, false };
 
 static void test_blkio_episode(void)
 {
@@ -72,6 +72,7 @@ static void test_dstate_waits(void)
 		pl__stall_update(&v, &cfg, t, 2.0 + (double)(t - 1) / 10, 'D', 10, true);
 	TAP_OK(pl__stall_update(&v, &cfg, 5, 2.4, 'S', 4, true) == PL_STALL_EMIT,
 	       "four D samples of four fsyncs: reported by their span");
+	TAP_EQ_U64(v.raised, PL_RAISED_DSTATE_RUN, "raised by the run of D samples");
 	TAP_OK(v.dstate_longest_ms == 0, "the longest single wait seen: 0 ms (%.0f)",
 	       v.dstate_longest_ms);
 	TAP_OK(v.dstate_sum_ms > 299 && v.dstate_sum_ms < 301, "D in all: 300 ms (%.0f)",
@@ -139,7 +140,7 @@ static void put_ticks(int64_t d_compact, int64_t d_alloc, double busy, uint64_t 
 }
 
 /* A victim that waited 100 ms on block I/O, its wchan not read. */
-static const struct pl_stall_wait io_wait = { true, 100, 0 };
+static const struct pl_stall_wait io_wait = { true, 100, 0, 0 };
 
 /* The kernel's thresholds in every tick (the dirty one twice the
  * background one; 0: unknown), then the window's mechanism. */
@@ -223,10 +224,10 @@ static const char *mech_of(const struct pl_stall_wait *v, struct pl_stall_window
  * third of the time, was "unknown"). */
 static void test_writeback_rules(void)
 {
-	const struct pl_stall_wait blocked = { true, 40, 0 }, no_wait = { true, 0, 0 };
-	const struct pl_stall_wait in_block = { true, 0, 1u << PL_WCHAN_BLOCK };
-	const struct pl_stall_wait throttled = { true, 0, 1u << PL_WCHAN_THROTTLE };
-	const struct pl_stall_wait no_acct = { false, 0, 0 };
+	const struct pl_stall_wait blocked = { true, 40, 0, 0 }, no_wait = { true, 0, 0, 0 };
+	const struct pl_stall_wait in_block = { true, 0, 1u << PL_WCHAN_BLOCK, 0 };
+	const struct pl_stall_wait throttled = { true, 0, 1u << PL_WCHAN_THROTTLE, 0 };
+	const struct pl_stall_wait no_acct = { false, 0, 0, 0 };
 	struct pl_stall_window w;
 
 	put_dirty(2300000, 1000, 2360000, 4720000, 82000, 0);
@@ -270,7 +271,7 @@ static void test_writeback_rules(void)
 /* The victim's own wait: a D state outside I/O is not an I/O stall. */
 static void test_not_io(void)
 {
-	struct pl_stall_wait v = { true, 0, 1u << PL_WCHAN_OTHER };
+	struct pl_stall_wait v = { true, 0, 1u << PL_WCHAN_OTHER, 0 };
 	struct pl_stall_window w;
 
 	put_dirty(1000, 0, 2360000, 4720000, 0, 0);
@@ -299,7 +300,7 @@ static void test_wchan(void)
 	struct pl_stall_victim v;
 
 	TAP_OK(pl__wchan_kind("balance_dirty_pages") == PL_WCHAN_THROTTLE &&
-		       pl__wchan_kind("folio_wait_bit_common") == PL_WCHAN_WRITEBACK &&
+		       pl__wchan_kind("folio_wait_bit_common") == PL_WCHAN_PAGE &&
 		       pl__wchan_kind("folio_wait_writeback") == PL_WCHAN_WRITEBACK &&
 		       pl__wchan_kind("jbd2_log_wait_commit") == PL_WCHAN_JOURNAL &&
 		       pl__wchan_kind("submit_bio_wait") == PL_WCHAN_BLOCK &&
@@ -320,7 +321,7 @@ static void test_wchan(void)
 	pl__stall_victim_wchan(&v, "folio_wait_bit_common");
 	pl__stall_victim_wchan(&v, "do_wait");
 	TAP_EQ_STR(v.wchan, "folio_wait_bit_common", "an I/O wait's name is kept over others'");
-	TAP_EQ_U64(v.wchan_kinds, (1u << PL_WCHAN_OTHER) | (1u << PL_WCHAN_WRITEBACK),
+	TAP_EQ_U64(v.wchan_kinds, (1u << PL_WCHAN_OTHER) | (1u << PL_WCHAN_PAGE),
 		   "every kind seen");
 	pl__stall_victim_wchan(&v, "a_function_name_longer_than_the_forty_seven_bytes_kept");
 	TAP_EQ_U64(strlen(v.wchan), strlen("folio_wait_bit_common"), "a long name is cut, not run over");
@@ -554,6 +555,91 @@ static void test_event_json(void)
 	pl__json_free(&j);
 }
 
+/* Without delay accounting a run of short D states raises nothing; one
+ * wait of dstate_ms does, and says so. */
+static void test_one_wait_without_delayacct(void)
+{
+	const struct pl_stall_cfg off = { 50, 100, 100, true };
+	struct pl_stall_victim v;
+	enum pl_stall_verdict r = PL_STALL_NONE;
+
+	memset(&v, 0, sizeof(v));
+	for (uint64_t t = 1; t <= 4; t++)
+		pl__stall_update(&v, &off, t, 1.0 + (double)t / 10, 'D', 0, t > 1);
+	r = pl__stall_update(&v, &off, 5, 1.5, 'S', 0, true);
+	TAP_OK(r == PL_STALL_NONE, "four D samples of four short waits: no event");
+	memset(&v, 0, sizeof(v));
+	pl__stall_update(&v, &off, 1, 2.0, 'D', 0, false);
+	pl__stall_update(&v, &off, 2, 2.1, 'D', 0, false);
+	r = pl__stall_update(&v, &off, 3, 2.2, 'S', 0, true);
+	TAP_OK(r == PL_STALL_EMIT && v.raised == PL_RAISED_DSTATE,
+	       "one wait of 100 ms: an event raised by it");
+	memset(&v, 0, sizeof(v));
+	pl__stall_update(&v, &cfg, 1, 3.0, 'S', 80, false);
+	r = pl__stall_update(&v, &cfg, 2, 3.1, 'S', 0, false);
+	TAP_OK(r == PL_STALL_EMIT && v.raised == PL_RAISED_BLKIO, "a tick's delay: raised by blkio");
+}
+
+/* Memory: the reclaim counters name it; a page read is not writeback; the
+ * bully is ranked by what the mechanism says. */
+static void test_memory_and_reads(void)
+{
+	struct pl_stall_window w;
+	struct pl_stall_wait v = { true, 120, 1u << PL_WCHAN_PAGE, 0 };
+	struct pl_stall_bully top[PL_STALL_BULLIES], c;
+	size_t n = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.span_ms = 400;
+	w.have_written = true;
+	w.written_kb = 42276; /* the flusher writing a dd's pages meanwhile */
+	v.wchan_kinds = pl__stall_page_kinds(v.wchan_kinds, false);
+	TAP_EQ_U64(v.wchan_kinds, 1u << PL_WCHAN_READ, "a page wait of a victim that wrote nothing: read");
+	TAP_EQ_U64(pl__stall_page_kinds(1u << PL_WCHAN_PAGE, true), 1u << PL_WCHAN_WRITEBACK,
+		   "of one that wrote: writeback");
+	TAP_EQ_STR(pl__stall_mechanism_name(pl__stall_classify(&w, &v)), "page_read",
+		   "a page-read wait while 41 MB are written back: page_read, not writeback");
+	TAP_OK(pl__wchan_kind("filemap_fault") == PL_WCHAN_READ &&
+		       pl__wchan_kind("__folio_lock_killable") == PL_WCHAN_READ &&
+		       pl__wchan_kind("folio_wait_writeback") == PL_WCHAN_WRITEBACK &&
+		       pl__wchan_kind("wait_on_page_bit_killable") == PL_WCHAN_PAGE,
+	       "the read path's functions are a read's; a page's bit either");
+	w.scan_cgroup = 3000;
+	TAP_EQ_STR(pl__stall_mechanism_name(pl__stall_classify(&w, &v)), "cgroup_reclaim",
+		   "pages scanned by no kswapd nor global direct reclaim: cgroup_reclaim");
+	w.scan_cgroup = 0;
+	w.scan_direct = 10;
+	TAP_EQ_STR(pl__stall_mechanism_name(pl__stall_classify(&w, &v)), "direct_reclaim",
+		   "pgscan_direct alone: direct_reclaim");
+	w.scan_direct = 0;
+	w.have_psi_mem = true;
+	w.psi_mem_some_ms = 40;
+	TAP_EQ_STR(pl__stall_mechanism_name(pl__stall_classify(&w, &v)), "memory_pressure",
+		   "PSI memory 10% of the window, no counter: memory_pressure");
+	TAP_OK(pl__stall_bully_rank(PL_MECH_MEMORY_PRESSURE, &v) == PL_BULLY_MEMORY &&
+		       pl__stall_bully_rank(PL_MECH_DISK_SATURATION, &v) == PL_BULLY_DISK &&
+		       pl__stall_bully_rank(PL_MECH_DIRTY_WRITEBACK, &v) == PL_BULLY_WRITES &&
+		       pl__stall_bully_rank(PL_MECH_NOT_IO, &v) == PL_BULLY_NONE,
+	       "the bully's rank follows the mechanism");
+	v.wchan_kinds = 1u << PL_WCHAN_LOCK;
+	v.blkio_ms = 0;
+	TAP_OK(pl__stall_bully_rank(0, &v) == PL_BULLY_NONE, "a lock's wait, no rule: no bully");
+	memset(&c, 0, sizeof(c));
+	c.pid = 5;
+	strcpy(c.comm, "memhog");
+	c.rss_kb = 133416;
+	pl__stall_bully_offer_by(top, &n, PL_BULLY_MEMORY, &c);
+	c.pid = 6;
+	strcpy(c.comm, "shrinker");
+	c.rss_kb = -5000;
+	c.wbytes = 1 << 30;
+	pl__stall_bully_offer_by(top, &n, PL_BULLY_MEMORY, &c);
+	TAP_OK(n == 1 && top[0].pid == 5, "by RSS growth: the grower, not a writer that shrank");
+	TAP_OK(pl__stall_own_comm("perflink") && pl__stall_own_comm("perflinkd") &&
+		       !pl__stall_own_comm("dd"),
+	       "perflink's own processes are known by name");
+}
+
 int main(void)
 {
 	test_blkio_episode();
@@ -570,5 +656,7 @@ int main(void)
 	test_bully_and_ring();
 	test_fellow_victim();
 	test_event_json();
+	test_one_wait_without_delayacct();
+	test_memory_and_reads();
 	return tap_done();
 }
