@@ -223,23 +223,6 @@ static void set_counters(struct pl_diskstat *out, const uint64_t *f)
 	out->weighted_io_ms = f[10];
 }
 
-int pl__parse_block_stat(const char *buf, struct pl_diskstat *out)
-{
-	const char *s = buf;
-	uint64_t f[11];
-
-	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < 11; i++) {
-		s = skip_spaces(s);
-		if (pl__parse_u64(&s, &f[i]) < 0)
-			return -EINVAL;
-		if (*s != ' ' && *s != '\n' && *s != '\0')
-			return -EINVAL;
-	}
-	set_counters(out, f);
-	return 0;
-}
-
 int pl__parse_diskstats_next(const char **cursor, struct pl_diskstat *out)
 {
 	const char *s = *cursor;

@@ -66,11 +66,6 @@ struct pl_diskstat {
  * when a line was parsed, 0 at the end, -EINVAL for a malformed line (the
  * cursor still advances, so callers skip it). */
 int pl__parse_diskstats_next(const char **cursor, struct pl_diskstat *out);
-/* /sys/class/block/NAME/stat: the same counters as NAME's diskstats line
- * from its fourth field on (11 fields, more on later kernels), one device
- * for a fraction of the cost of the whole table. name is left empty. 0 or
- * -EINVAL. */
-int pl__parse_block_stat(const char *buf, struct pl_diskstat *out);
 
 /* Files of "key value" lines (/proc/vmstat) or "Key: value kB" lines
  * (/proc/meminfo, /proc/PID/status, smaps_rollup). For each of n keys, the

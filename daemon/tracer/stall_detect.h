@@ -2,7 +2,7 @@
  * long, who was writing at the time (the bully) and which kernel mechanism
  * the counters point to. Pure logic over numbers the tracer collected, so
  * that the rules can be tested on their own; the rules are written out in
- * stall_detect.c, the write history is stall_writes.c, the kinds of kernel
+ * docs/tracer.md, the write history is stall_writes.c, the kinds of kernel
  * wait functions stall_wchan.c. */
 #ifndef PL_DAEMON_STALL_DETECT_H
 #define PL_DAEMON_STALL_DETECT_H
@@ -70,7 +70,7 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
 /* Whether a history whose wrote_until is this has nothing in
  * pl__writes_sum_long's [from, to], or for pl__writes_add_spans at
  * now_tick: what those look at first, so that a caller that keeps each
- * process's wrote_until apart (tracer_procs.c) passes over the others
+ * process's wrote_until apart (procs.h) passes over the others
  * without reading their histories. */
 bool pl__writes_none_long(uint64_t wrote_until, uint64_t from, uint64_t to);
 bool pl__writes_none_spans(uint64_t wrote_until, uint64_t now_tick);

@@ -300,7 +300,7 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	return 0;
 }
 
-/* A block-I/O delay jump longer than the process's life (tracer_procs.c):
+/* A block-I/O delay jump longer than the process's life (procs_read.c):
  * the CSV has it as the kernel said; this line says why it is not to be
  * believed. Once per process. */
 static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, double wall,

@@ -24,8 +24,6 @@ int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
 	if (s->page_bytes <= 0)
 		s->page_bytes = 4096;
 	s->diskstats = s->vmstat = s->meminfo = init;
-	for (size_t i = 0; i < PL_TRACER_MAX_DISKS; i++)
-		s->disk_stat[i] = init;
 	s->psi_io = s->psi_mem = s->loadavg = s->stat = init;
 	while (*p) {
 		size_t len = strcspn(p, ",");
@@ -65,8 +63,6 @@ void pl__tsys_free(struct pl_tsys *s)
 	pl__procfile_free(&s->psi_mem);
 	pl__procfile_free(&s->loadavg);
 	pl__procfile_free(&s->stat);
-	for (size_t i = 0; i < PL_TRACER_MAX_DISKS; i++)
-		pl__procfile_free(&s->disk_stat[i]);
 }
 
 static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep)
@@ -219,66 +215,16 @@ void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
 	*nr_dirtied = v.nr_dirtied;
 }
 
-static void sysfs_disks_close(struct pl_tsys *s)
-{
-	for (size_t i = 0; i < s->ndisks; i++)
-		pl__procfile_close(&s->disk_stat[i]);
-	s->sysfs_disks = false;
-}
-
-/* Open every disk's sysfs stat, once: all of them, or none. */
-static void sysfs_disks_open(struct pl_tsys *s)
-{
-	char path[80];
-	size_t i;
-
-	s->sysfs_tried = true;
-	for (i = 0; i < s->ndisks; i++) {
-		snprintf(path, sizeof(path), "/sys/class/block/%s/stat", s->disks[i]);
-		if (strchr(s->disks[i], '/') ||
-		    pl__procfile_open(&s->disk_stat[i], AT_FDCWD, path) < 0)
-			break;
-	}
-	s->sysfs_disks = s->ndisks > 0 && i == s->ndisks;
-	if (!s->sysfs_disks)
-		sysfs_disks_close(s);
-}
-
-/* Every disk from sysfs; false (and diskstats from now on) on any failure. */
-static bool read_sysfs_disks(struct pl_tsys *s, uint64_t *sect, uint64_t *busy, bool *found)
-{
-	struct pl_diskstat d;
-
-	for (size_t i = 0; i < s->ndisks; i++) {
-		ssize_t n = pl__procfile_read(&s->disk_stat[i]);
-
-		if (n <= 0 || pl__parse_block_stat(s->disk_stat[i].buf, &d) < 0) {
-			pl__log_warnx("/sys/class/block/%s/stat: unreadable, reading "
-				      "/proc/diskstats from now on",
-				      s->disks[i]);
-			sysfs_disks_close(s);
-			return false;
-		}
-		sect[i] = d.sectors_written;
-		busy[i] = d.io_ms;
-		found[i] = true;
-	}
-	return true;
-}
-
 static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)
 {
 	uint64_t sect[PL_TRACER_MAX_DISKS] = { 0 }, busy[PL_TRACER_MAX_DISKS] = { 0 };
-	bool found[PL_TRACER_MAX_DISKS] = { false }, from_sysfs;
+	bool found[PL_TRACER_MAX_DISKS] = { false };
 	struct pl_diskstat d;
 	const char *cur;
 	size_t i;
 	int r;
 
-	if (keep && !s->sysfs_tried)
-		sysfs_disks_open(s);
-	from_sysfs = keep && s->sysfs_disks && read_sysfs_disks(s, sect, busy, found);
-	if (!from_sysfs && rd(&s->diskstats, rootfd, "diskstats", keep) >= 0) {
+	if (rd(&s->diskstats, rootfd, "diskstats", keep) >= 0) {
 		cur = s->diskstats.buf;
 		while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
 			if (r < 0)

@@ -1,5 +1,5 @@
-/* The system-wide counters a tick reads: diskstats (or each disk's sysfs
- * stat), vmstat, meminfo, PSI, loadavg and, where needed, /proc/stat. */
+/* The system-wide counters a tick reads: diskstats, vmstat, meminfo, PSI,
+ * loadavg and, where needed, /proc/stat. */
 #ifndef PL_DAEMON_TRACER_SYS_H
 #define PL_DAEMON_TRACER_SYS_H
 
@@ -53,11 +53,6 @@ struct pl_tsys {
 	bool have_prev;
 	uint64_t prev_sect[PL_TRACER_MAX_DISKS], prev_busy[PL_TRACER_MAX_DISKS];
 	bool prev_found[PL_TRACER_MAX_DISKS];
-	/* On a live /proc, each disk's /sys/class/block/NAME/stat, kept open:
-	 * one device's counters cost a third of the whole diskstats table.
-	 * Used when every --disk has one; on any failure, diskstats again. */
-	struct pl_procfile disk_stat[PL_TRACER_MAX_DISKS];
-	bool sysfs_disks, sysfs_tried;
 	uint64_t prev_compact, prev_alloc, prev_majflt;
 	struct pl_vmstat prev_vm; /* the reclaim counters of the last read */
 	uint64_t prev_nr_dirtied, prev_nr_written; /* UINT64_MAX: not known */

@@ -41,7 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cur = text;
 	while (pl__parse_diskstats_next(&cur, &d) != 0)
 		;
-	pl__parse_block_stat(text, &d);
 	{
 		struct pl_pid_status status;
 		struct pl_schedstat ss;

@@ -112,20 +112,6 @@ static void test_diskstats(void)
 	TAP_OK(r == 1 && strcmp(d.name, "mmcblk0p1") == 0, "partition line parses");
 	TAP_OK(pl__parse_diskstats_next(&cur, &d) == 0, "end of file");
 	pl__procfile_free(&pf);
-
-	/* /sys/class/block/vda/stat as 6.x prints it, the counters of the
-	 * diskstats line above from its fourth field on */
-	TAP_OK(pl__parse_block_stat("    9251     3516  1079714     5734    21012    17540   445048"
-				    "    33214        0    14964    39950     0        0        0"
-				    "        0     1263      1001\n", &d) == 0 &&
-	       d.sectors_written == 445048 && d.io_ms == 14964 && d.in_flight == 0,
-	       "sysfs block stat: sectors written (field 7), busy ms (field 10)");
-	TAP_OK(pl__parse_block_stat("1 2 3 4 5 6 7 8 9 10 11\n", &d) == 0 && d.weighted_io_ms == 11,
-	       "the 11 fields of a 4.x kernel");
-	TAP_OK(pl__parse_block_stat("1 2 3 4 5 6 7 8 9 10\n", &d) == -EINVAL,
-	       "fewer than 11 fields are rejected");
-	TAP_OK(pl__parse_block_stat("1 2 3 4 5 6 7x 8 9 10 11\n", &d) == -EINVAL,
-	       "a field that is not a number is rejected");
 }
 
 static void test_keyed(void)

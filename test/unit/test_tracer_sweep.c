@@ -6,7 +6,7 @@
  * the sleeping ones are read as well only when a task may have blocked or
  * written and what the first pass read does not account for it. And new
  * processes are looked up by pid, not by listing /proc, when few appeared;
- * and the disks' counters come from sysfs. */
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -453,80 +453,7 @@ static void test_dirty_sweep_due(void)
 	       "32 KiB by nobody: under the slack, not even counted as over");
 }
 
-static bool diskstats_of(const char *disk, uint64_t *sect, uint64_t *busy)
-{
-	struct pl_procfile pf = PL_PROCFILE_INIT;
-	struct pl_diskstat d;
-	const char *cur;
-	bool found = false;
-	int r;
 
-	if (pl__procfile_read_once(&pf, AT_FDCWD, "/proc/diskstats") > 0) {
-		cur = pf.buf;
-		while ((r = pl__parse_diskstats_next(&cur, &d)) != 0) {
-			if (r > 0 && strcmp(d.name, disk) == 0) {
-				*sect = d.sectors_written;
-				*busy = d.io_ms;
-				found = true;
-			}
-		}
-	}
-	pl__procfile_free(&pf);
-	return found;
-}
-
-/* On the live /proc a disk's counters come from its sysfs stat, the same
- * numbers as its diskstats line; a tree, or a disk sysfs does not have,
- * reads diskstats. */
-static void test_sysfs_disk(int rootfd)
-{
-	uint64_t s0 = 0, b0 = 0, s1 = 0, b1 = 0;
-	struct pl_tsys_sample smp;
-	struct pl_procfile pf = PL_PROCFILE_INIT;
-	struct pl_diskstat d;
-	struct pl_tsys s;
-	char disk[32] = "", path[80];
-	uint64_t most = 0;
-	const char *cur;
-
-	/* the one written to most, so that the numbers compared are not 0 */
-	if (pl__procfile_read_once(&pf, AT_FDCWD, "/proc/diskstats") > 0) {
-		cur = pf.buf;
-		while (pl__parse_diskstats_next(&cur, &d) != 0) {
-			snprintf(path, sizeof(path), "/sys/class/block/%s/stat", d.name);
-			if (d.name[0] && (!disk[0] || d.sectors_written > most) &&
-			    access(path, R_OK) == 0) {
-				snprintf(disk, sizeof(disk), "%s", d.name);
-				most = d.sectors_written;
-			}
-		}
-	}
-	pl__procfile_free(&pf);
-	if (!disk[0]) {
-		TAP_SKIP("no disk in /proc/diskstats has a /sys/class/block/NAME/stat");
-		return;
-	}
-	TAP_OK(pl__tsys_init(&s, disk) == 0, "system counters for disk %s", disk);
-	diskstats_of(disk, &s0, &b0);
-	pl__tsys_read(&s, rootfd, true, &smp);
-	diskstats_of(disk, &s1, &b1);
-	TAP_OK(s.sysfs_disks && s.prev_found[0], "live: read from /sys/class/block/%s/stat", disk);
-	TAP_OK(s0 <= s.prev_sect[0] && s.prev_sect[0] <= s1 && b0 <= s.prev_busy[0] &&
-	       s.prev_busy[0] <= b1,
-	       "the same counters as diskstats read just before and after (%llu in %llu..%llu)",
-	       (unsigned long long)s.prev_sect[0], (unsigned long long)s0,
-	       (unsigned long long)s1);
-	pl__tsys_free(&s);
-
-	pl__tsys_init(&s, disk);
-	pl__tsys_read(&s, rootfd, false, &smp);
-	TAP_OK(!s.sysfs_disks && s.prev_found[0], "not live (a tree): diskstats, found there");
-	pl__tsys_free(&s);
-	pl__tsys_init(&s, "nosuchdisk0");
-	pl__tsys_read(&s, rootfd, true, &smp);
-	TAP_OK(!s.sysfs_disks && !s.prev_found[0], "a disk sysfs lacks: diskstats, not found");
-	pl__tsys_free(&s);
-}
 
 /* Was the child read this tick? A process kept as it was has no io
  * figures for the tick; one read has them (read, or known unchanged). */
@@ -715,7 +642,6 @@ int main(void)
 	snprintf(file, sizeof(file), "%s/born", dir);
 	test_birth_writes(file);
 	snprintf(file, sizeof(file), "%s/written", dir);
-	test_sysfs_disk(rootfd);
 	test_sleeper_io(cmd[1], ack[0]);
 	close(cmd[1]);
 	waitpid(child, NULL, 0);
