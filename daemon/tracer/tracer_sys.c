@@ -4,6 +4,7 @@
 #include "tracer_sys.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,133 +87,80 @@ static ssize_t rd(struct pl_procfile *pf, int rootfd, const char *rel, bool keep
 }
 
 
-/* The key a vmstat line starts with, if it is one of the nine the tracer
- * uses (klen: its length). The caller looks at the first letters before it
- * measures a key, and skips any other line with one memchr: ~170 lines a
- * tick, nine of them wanted; about half the time of measuring and comparing
- * every key (1.3-2.8 us against 2.8-9.2, warm, 3.9 KB on 6.18, five runs on
- * a loaded machine, with six keys). */
-enum vm_key { VM_NONE, VM_COMPACT, VM_ALLOC, VM_MAJFLT, VM_DIRTY, VM_WRITEBACK, VM_DIRTIED,
-	      VM_WRITTEN, VM_THRESH, VM_BG_THRESH, VM_SCAN_DIRECT, VM_STEAL_DIRECT,
-	      VM_SCAN_OTHER, VM_SCAN_ALL };
+/* The vmstat keys the tracer uses. A key marked per_zone also names the
+ * lines that go on from it (allocstall_normal, pgscan_direct_dma32: per
+ * zone before 4.8); a field absent_max reads UINT64_MAX when the kernel
+ * has no such line, the others 0; every line a field has is added up: pgscan_kswapd,
+ * _khugepaged and _proactive are the other reclaimers', pgscan_anon and
+ * _file every reclaim's by LRU (from 5.8), which alone count a memory
+ * cgroup's. */
+static const struct vm_field {
+	const char *key;
+	size_t off;
+	bool per_zone, absent_max;
+} vm_fields[] = {
+	{ "compact_stall", offsetof(struct pl_vmstat, compact), false, false },
+	{ "allocstall", offsetof(struct pl_vmstat, alloc), true, false },
+	{ "pgmajfault", offsetof(struct pl_vmstat, majflt), false, false },
+	{ "nr_dirty", offsetof(struct pl_vmstat, nr_dirty), false, false },
+	{ "nr_writeback", offsetof(struct pl_vmstat, nr_writeback), false, false },
+	{ "nr_dirtied", offsetof(struct pl_vmstat, nr_dirtied), false, true },
+	{ "nr_written", offsetof(struct pl_vmstat, nr_written), false, true },
+	{ "nr_dirty_threshold", offsetof(struct pl_vmstat, dirty_thresh), false, true },
+	{ "nr_dirty_background_threshold", offsetof(struct pl_vmstat, dirty_bg_thresh), false, true },
+	{ "pgscan_direct", offsetof(struct pl_vmstat, scan_direct), true, false },
+	{ "pgsteal_direct", offsetof(struct pl_vmstat, steal_direct), true, false },
+	{ "pgscan_kswapd", offsetof(struct pl_vmstat, scan_other), false, false },
+	{ "pgscan_khugepaged", offsetof(struct pl_vmstat, scan_other), false, false },
+	{ "pgscan_proactive", offsetof(struct pl_vmstat, scan_other), false, false },
+	{ "pgscan_anon", offsetof(struct pl_vmstat, scan_all), false, false },
+	{ "pgscan_file", offsetof(struct pl_vmstat, scan_all), false, false },
+};
+#define VM_FIELDS (sizeof(vm_fields) / sizeof(vm_fields[0]))
 
-/* pgscan_* and pgsteal_*: global direct reclaim's (per zone before 4.8,
- * whose names go on; not pgscan_direct_throttle, a count of throttlings),
- * the other reclaimers', and every reclaim's by LRU (pgscan_anon and
- * pgscan_file, from 5.8), which alone count a memory cgroup's. */
-static enum vm_key vm_scan_key(const char *s, size_t klen)
+/* The field of the key that is klen bytes at s, or -1. Not
+ * pgscan_direct_throttle: a count of throttlings, not of pages. */
+static int vm_field_of(const char *s, size_t klen)
 {
-	if (klen >= 13 && memcmp(s, "pgscan_direct", 13) == 0)
-		return klen == 22 && memcmp(s + 13, "_throttle", 9) == 0 ? VM_NONE : VM_SCAN_DIRECT;
-	if (klen >= 14 && memcmp(s, "pgsteal_direct", 14) == 0)
-		return VM_STEAL_DIRECT;
-	if ((klen == 13 && memcmp(s, "pgscan_kswapd", 13) == 0) ||
-	    (klen == 17 && memcmp(s, "pgscan_khugepaged", 17) == 0) ||
-	    (klen == 16 && memcmp(s, "pgscan_proactive", 16) == 0))
-		return VM_SCAN_OTHER;
-	if ((klen == 11 && memcmp(s, "pgscan_anon", 11) == 0) ||
-	    (klen == 11 && memcmp(s, "pgscan_file", 11) == 0))
-		return VM_SCAN_ALL;
-	return VM_NONE;
-}
+	for (size_t i = 0; i < VM_FIELDS; i++) {
+		const struct vm_field *f = &vm_fields[i];
+		size_t n = strlen(f->key);
 
-static enum vm_key vm_key_of(const char *s, size_t klen)
-{
-	switch (s[0]) {
-	case 'a':
-		return klen >= 10 && memcmp(s, "allocstall", 10) == 0 ? VM_ALLOC : VM_NONE;
-	case 'c':
-		return klen == 13 && memcmp(s, "compact_stall", 13) == 0 ? VM_COMPACT : VM_NONE;
-	case 'p':
-		if (klen == 10 && memcmp(s, "pgmajfault", 10) == 0)
-			return VM_MAJFLT;
-		return vm_scan_key(s, klen);
-	case 'n':
-		if (klen == 8 && memcmp(s, "nr_dirty", 8) == 0)
-			return VM_DIRTY;
-		if (klen == 12 && memcmp(s, "nr_writeback", 12) == 0)
-			return VM_WRITEBACK;
-		if (klen == 10 && memcmp(s, "nr_written", 10) == 0)
-			return VM_WRITTEN;
-		if (klen == 18 && memcmp(s, "nr_dirty_threshold", 18) == 0)
-			return VM_THRESH;
-		if (klen == 29 && memcmp(s, "nr_dirty_background_threshold", 29) == 0)
-			return VM_BG_THRESH;
-		return klen == 10 && memcmp(s, "nr_dirtied", 10) == 0 ? VM_DIRTIED : VM_NONE;
+		if (s[0] == f->key[0] && (klen == n || (f->per_zone && klen > n)) &&
+		    memcmp(s, f->key, n) == 0)
+			return klen == 22 && memcmp(s, "pgscan_direct_throttle", 22) == 0 ? -1 : (int)i;
 	}
-	return VM_NONE;
-}
-
-static void vm_store(struct pl_vmstat *v, enum vm_key key, uint64_t val)
-{
-	switch (key) {
-	case VM_COMPACT: v->compact = val; break;
-	case VM_ALLOC: v->alloc += val; break; /* per zone, or one before 4.8 */
-	case VM_MAJFLT: v->majflt = val; break;
-	case VM_DIRTY: v->nr_dirty = val; break;
-	case VM_WRITEBACK: v->nr_writeback = val; break;
-	case VM_DIRTIED:
-		if (val != UINT64_MAX)
-			v->nr_dirtied = val;
-		break;
-	case VM_WRITTEN:
-		if (val != UINT64_MAX)
-			v->nr_written = val;
-		break;
-	case VM_THRESH: v->dirty_thresh = val; break;
-	case VM_BG_THRESH: v->dirty_bg_thresh = val; break;
-	case VM_SCAN_DIRECT: v->scan_direct += val; break;
-	case VM_STEAL_DIRECT: v->steal_direct += val; break;
-	case VM_SCAN_OTHER: v->scan_other += val; break;
-	case VM_SCAN_ALL:
-		v->scan_all += val;
-		v->have_scan_all = true;
-		break;
-	case VM_NONE: break;
-	}
+	return -1;
 }
 
 void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v)
 {
 	const char *s = buf, *buf_end = buf + strlen(buf);
+	uint32_t seen = 0;
 
 	memset(v, 0, sizeof(*v));
-	v->nr_dirtied = v->nr_written = v->dirty_thresh = v->dirty_bg_thresh = UINT64_MAX;
 	while (s < buf_end) {
 		const char *nl = memchr(s, '\n', (size_t)(buf_end - s));
-		const char *end = nl ? nl : buf_end, *k, *val_s;
-		enum vm_key key = VM_NONE;
+		const char *end = nl ? nl : buf_end, *val_s;
+		size_t klen = strcspn(s, " \t\n");
+		int f = vm_field_of(s, klen);
 		uint64_t val;
 
-		if (*s == 'a' || *s == 'c' || *s == 'p' ||
-		    (s[0] == 'n' && s[1] == 'r' && s[2] == '_' && (s[3] == 'd' || s[3] == 'w')))
-			key = vm_key_of(s, strcspn(s, " \t\n"));
-		k = s;
-		s = nl ? nl + 1 : end;
-		if (key == VM_NONE)
-			continue;
-		k += strcspn(k, " \t\n");
-		for (val_s = k; val_s < end && (*val_s == ' ' || *val_s == '\t'); val_s++)
+		for (val_s = s + klen; val_s < end && (*val_s == ' ' || *val_s == '\t'); val_s++)
 			;
-		if (val_s == end || pl__parse_u64(&val_s, &val) < 0 || val_s != end)
-			continue; /* malformed: skipped, not guessed */
-		vm_store(v, key, val);
+		s = nl ? nl + 1 : end;
+		/* malformed: skipped, not guessed */
+		if (f < 0 || val_s == end || pl__parse_u64(&val_s, &val) < 0 || val_s != end)
+			continue;
+		*(uint64_t *)(void *)((char *)v + vm_fields[f].off) += val;
+		seen |= 1u << f;
 	}
-}
-
-void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
-			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
-			   uint64_t *nr_dirtied)
-{
-	struct pl_vmstat v;
-
-	pl__tsys_parse_vmstat_all(buf, &v);
-	*compact = v.compact;
-	*alloc = v.alloc;
-	*majflt = v.majflt;
-	*nr_dirty = v.nr_dirty;
-	*nr_writeback = v.nr_writeback;
-	*nr_dirtied = v.nr_dirtied;
+	for (size_t f = 0; f < VM_FIELDS; f++) {
+		if (vm_fields[f].absent_max && !(seen & (1u << f)))
+			*(uint64_t *)(void *)((char *)v + vm_fields[f].off) = UINT64_MAX;
+		if (vm_fields[f].off == offsetof(struct pl_vmstat, scan_all) && (seen & (1u << f)))
+			v->have_scan_all = true;
+	}
 }
 
 static void read_disks(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out)

@@ -79,13 +79,6 @@ void pl__tsys_free(struct pl_tsys *s);
 /* Read every system-wide file relative to rootfd; keep: reuse kept fds. */
 void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_sample *out);
 void pl__tsys_parse_vmstat_all(const char *buf, struct pl_vmstat *v);
-/* The vmstat parse on its own, for tests: compact_stall, the sum of every
- * allocstall* key (kernels name them per zone or not at all), pgmajfault,
- * nr_dirty, nr_writeback, nr_dirtied. Absent keys read 0, but nr_dirtied
- * (pages dirtied since boot, from 2.6.37 on) UINT64_MAX. */
-void pl__tsys_parse_vmstat(const char *buf, uint64_t *compact, uint64_t *alloc,
-			   uint64_t *majflt, uint64_t *nr_dirty, uint64_t *nr_writeback,
-			   uint64_t *nr_dirtied);
 
 /* kernel.task_delayacct as found under the root. */
 enum pl_delayacct { PL_DELAYACCT_ON, PL_DELAYACCT_OFF, PL_DELAYACCT_ABSENT,

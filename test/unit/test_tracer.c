@@ -60,50 +60,45 @@ static void test_csv_format(void)
 static void test_vmstat(void)
 {
 	char path[512];
-	uint64_t c, a, m, d, w, dd, want = 0;
+	uint64_t want = 0;
 	const char *txt, *p;
+	struct pl_vmstat v;
 
 	snprintf(path, sizeof(path), "%s/proc/old-3.10/vmstat", PL_FIXTURES);
-	pl__tsys_parse_vmstat(tree_slurp(path), &c, &a, &m, &d, &w, &dd);
-	TAP_EQ_U64(a, 7, "3.10: the single allocstall counter");
-	TAP_EQ_U64(c, 3, "3.10: compact_stall");
-	TAP_EQ_U64(dd, strstr(tree_slurp(path), "\nnr_dirtied ") ? strtoull(strstr(tree_slurp(path),
+	txt = tree_slurp(path);
+	pl__tsys_parse_vmstat_all(txt, &v);
+	TAP_EQ_U64(v.alloc, 7, "3.10: the single allocstall counter");
+	TAP_EQ_U64(v.compact, 3, "3.10: compact_stall");
+	TAP_EQ_U64(v.nr_dirtied, strstr(txt, "\nnr_dirtied ") ? strtoull(strstr(txt,
 		   "\nnr_dirtied ") + 12, NULL, 10) : UINT64_MAX, "3.10: nr_dirtied as the file has it");
 	snprintf(path, sizeof(path), "%s/proc/live-6.18/vmstat", PL_FIXTURES);
 	txt = tree_slurp(path);
 	for (p = strstr(txt, "\nallocstall"); p; p = strstr(p + 1, "\nallocstall"))
 		want += strtoull(strchr(p, ' ') + 1, NULL, 10);
-	pl__tsys_parse_vmstat(txt, &c, &a, &m, &d, &w, &dd);
-	TAP_EQ_U64(a, want, "6.18: every allocstall_* summed");
-	TAP_OK(strstr(txt, "\nnr_dirtied ") && dd == strtoull(strstr(txt, "\nnr_dirtied ") + 12,
-							     NULL, 10),
+	pl__tsys_parse_vmstat_all(txt, &v);
+	TAP_EQ_U64(v.alloc, want, "6.18: every allocstall_* summed");
+	TAP_OK(strstr(txt, "\nnr_dirtied ") && v.nr_dirtied == strtoull(strstr(txt, "\nnr_dirtied ") + 12,
+								      NULL, 10),
 	       "6.18: nr_dirtied, the pages dirtied since boot");
-	pl__tsys_parse_vmstat("allocstall_normal x\ncompact_stall 18446744073709551616\n"
-			      "nr_dirtied 12a\n", &c, &a, &m, &d, &w, &dd);
-	TAP_OK(a == 0 && c == 0, "malformed values are skipped, not guessed");
-	TAP_EQ_U64(dd, UINT64_MAX, "a malformed nr_dirtied reads as unknown");
-	{
-		struct pl_vmstat v;
-
-		pl__tsys_parse_vmstat_all(txt, &v);
-		TAP_OK(v.nr_written == 55408 && v.dirty_thresh == 1221121 &&
-			       v.dirty_bg_thresh == 609815,
-		       "6.18: nr_written and the kernel's two dirty thresholds");
-		pl__tsys_parse_vmstat_all("nr_written 1\nnr_dirty_threshold 9 9\n", &v);
-		TAP_OK(v.nr_written == 1 && v.dirty_thresh == UINT64_MAX &&
-			       v.dirty_bg_thresh == UINT64_MAX,
-		       "a malformed or absent threshold reads as unknown");
-		pl__tsys_parse_vmstat_all("pgscan_kswapd 5\npgscan_direct 7\npgscan_direct_throttle 99\n"
-					  "pgscan_khugepaged 1\npgscan_proactive 2\npgsteal_direct 6\n"
-					  "pgscan_anon 30\npgscan_file 3x\npgscan_file 20\n", &v);
-		TAP_OK(v.scan_direct == 7 && v.steal_direct == 6 && v.scan_other == 8 &&
-			       v.scan_all == 50 && v.have_scan_all,
-		       "the reclaim counters: direct, the other reclaimers, every reclaim by LRU "
-		       "(not the throttle count; a malformed line skipped)");
-		pl__tsys_parse_vmstat_all("pgscan_direct_dma32 3\npgscan_direct_normal 4\n", &v);
-		TAP_OK(v.scan_direct == 7 && !v.have_scan_all,
-		       "before 4.8, per zone; before 5.8, no pgscan_anon or pgscan_file");
-	}
+	TAP_OK(v.nr_written == 55408 && v.dirty_thresh == 1221121 && v.dirty_bg_thresh == 609815,
+	       "6.18: nr_written and the kernel's two dirty thresholds");
+	pl__tsys_parse_vmstat_all("allocstall_normal x\ncompact_stall 18446744073709551616\n"
+				  "nr_dirtied 12a\n", &v);
+	TAP_OK(v.alloc == 0 && v.compact == 0, "malformed values are skipped, not guessed");
+	TAP_EQ_U64(v.nr_dirtied, UINT64_MAX, "a malformed nr_dirtied reads as unknown");
+	pl__tsys_parse_vmstat_all("nr_written 1\nnr_dirty_threshold 9 9\n", &v);
+	TAP_OK(v.nr_written == 1 && v.dirty_thresh == UINT64_MAX && v.dirty_bg_thresh == UINT64_MAX,
+	       "a malformed or absent threshold reads as unknown");
+	pl__tsys_parse_vmstat_all("pgscan_kswapd 5\npgscan_direct 7\npgscan_direct_throttle 99\n"
+				  "pgscan_khugepaged 1\npgscan_proactive 2\npgsteal_direct 6\n"
+				  "pgscan_anon 30\npgscan_file 3x\npgscan_file 20\n", &v);
+	TAP_OK(v.scan_direct == 7 && v.steal_direct == 6 && v.scan_other == 8 && v.scan_all == 50 &&
+		       v.have_scan_all,
+	       "the reclaim counters: direct, the other reclaimers, every reclaim by LRU "
+	       "(not the throttle count; a malformed line skipped)");
+	pl__tsys_parse_vmstat_all("pgscan_direct_dma32 3\npgscan_direct_normal 4\n", &v);
+	TAP_OK(v.scan_direct == 7 && !v.have_scan_all,
+	       "before 4.8, per zone; before 5.8, no pgscan_anon or pgscan_file");
 }
 
 /* The settings the tests use: the tree, the CSV, disk vda, two names. */
