@@ -67,7 +67,7 @@ static void summary(const struct pl_tracer *t)
 		"perflink trace: %llu ticks, %llu rows, %llu stall events, %llu processes; "
 		"sampler_ms p50 %.3f p99 %.3f max %.3f (tick wall p99 %.3f max %.3f); "
 		"io unreadable %llu, read errors %llu, exits %llu, pid reuses %llu; reads: "
-		"schedstat %llu stat %llu io %llu wchan %llu (kept %llu), directory scans %llu, "
+		"schedstat %llu stat %llu io %llu wchan %llu, directory scans %llu, "
 		"pid probes %llu, full sweeps %llu (for the dirty balance %llu), "
 		"kept fds %llu\n",
 		(unsigned long long)st.ticks, (unsigned long long)st.rows,
@@ -77,7 +77,7 @@ static void summary(const struct pl_tracer *t)
 		(unsigned long long)st.read_errors, (unsigned long long)st.exits,
 		(unsigned long long)st.pid_reuses, (unsigned long long)st.schedstat_reads,
 		(unsigned long long)st.stat_reads, (unsigned long long)st.io_reads,
-		(unsigned long long)st.wchan_reads, (unsigned long long)st.wchan_kept,
+		(unsigned long long)st.wchan_reads,
 		(unsigned long long)st.dir_scans, (unsigned long long)st.probes,
 		(unsigned long long)st.full_sweeps,
 		(unsigned long long)st.dirty_sweeps,

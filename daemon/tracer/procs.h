@@ -83,8 +83,6 @@ struct pl_tproc {
 	bool io_denied;
 
 	int stat_fd, io_fd, ss_fd, wchan_fd; /* kept open on a live /proc, else -1 */
-	uint64_t wchan_tick;   /* last_wchan was read then (0: none) */
-	char last_wchan[PL_WCHAN_MAX];
 
 	uint64_t d_tick;       /* the last tick it was seen in D, 0 never */
 	bool stat_behind;      /* ran before a reading that skipped stat */
@@ -151,7 +149,7 @@ struct pl_tprocs {
 	uint64_t read_errors, io_denied, pid_reuses, exits, implausible_blkio;
 	double now_ms;         /* this tick's monotonic time, set by the tracer */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
-	uint64_t full_sweeps, dirty_sweeps, probes, wchan_reads, wchan_kept;
+	uint64_t full_sweeps, dirty_sweeps, probes, wchan_reads;
 	bool own_pid_ns;       /* the root is a procfs of this pid namespace */
 	int self_pid;          /* the tracer's pid there, 0 when not own_pid_ns */
 	/* bytes vmstat says were dirtied less those the processes read wrote
@@ -203,8 +201,8 @@ static inline bool pl__state_sleeping(char state)
 	       state == 'X' || state == 'x';
 }
 
-/* The wchan of p, in D at this tick's sample: read, or the last tick's when
- * it has not run since (the same wait); NULL when unreadable. */
+/* The wchan of p, in D at this tick's sample, in tp->scratch; NULL when
+ * unreadable. */
 const char *pl__tproc_wchan_now(struct pl_tprocs *tp, struct pl_tproc *p);
 /* p's /proc/PID/wchan into tp->scratch through a kept fd: length or -errno. */
 ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p);

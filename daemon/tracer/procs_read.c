@@ -84,29 +84,11 @@ ssize_t pl__tproc_read_wchan(struct pl_tprocs *tp, struct pl_tproc *p)
 	return read_pid_file(tp, p, &p->wchan_fd, "wchan");
 }
 
-/* A process in D at the last tick's sample too that has not run since is
- * in the same wait: its wchan is the one read then. (Reading it makes the
- * kernel unwind the task's stack.) */
 const char *pl__tproc_wchan_now(struct pl_tprocs *tp, struct pl_tproc *p)
 {
-	size_t len;
-
-	if (p->wchan_tick && p->wchan_tick + 1 == tp->tick && p->idle_now) {
-		tp->wchan_kept++;
-		p->wchan_tick = tp->tick;
-		return p->last_wchan;
-	}
-	if (pl__tproc_read_wchan(tp, p) <= 0) {
-		p->wchan_tick = 0;
+	if (pl__tproc_read_wchan(tp, p) <= 0)
 		return NULL;
-	}
 	tp->wchan_reads++;
-	len = strcspn(tp->scratch.buf, "\n");
-	if (len >= sizeof(p->last_wchan))
-		len = sizeof(p->last_wchan) - 1;
-	memcpy(p->last_wchan, tp->scratch.buf, len);
-	p->last_wchan[len] = '\0';
-	p->wchan_tick = tp->tick;
 	return tp->scratch.buf;
 }
 

@@ -695,7 +695,6 @@ void pl__tracer_get_stats(const struct pl_tracer *t, struct pl_tracer_stats *out
 	out->schedstat_reads = tp->schedstat_reads;
 	out->dir_scans = tp->dir_scans;
 	out->wchan_reads = tp->wchan_reads;
-	out->wchan_kept = tp->wchan_kept;
 	out->full_sweeps = tp->full_sweeps;
 	out->dirty_sweeps = tp->dirty_sweeps;
 	out->probes = tp->probes;

@@ -78,7 +78,7 @@ struct pl_tracer_stats {
 	uint64_t pid_reuses;    /* a pid seen again with another starttime */
 	uint64_t exits;         /* processes that went away */
 	uint64_t stat_reads, io_reads, schedstat_reads, dir_scans;
-	uint64_t wchan_reads, wchan_kept;      /* victims' wchans read, or kept (same wait) */
+	uint64_t wchan_reads;   /* victims' wchans read */
 	uint64_t full_sweeps;   /* ticks that read the sleeping processes too */
 	uint64_t dirty_sweeps;  /* of them, those the dirty balance called for */
 	uint64_t probes;        /* ticks that looked new pids up instead of a scan */

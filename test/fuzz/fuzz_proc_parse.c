@@ -1,10 +1,11 @@
 /* libFuzzer target: every /proc parser in common/proc/proc_parse.h and
- * common/proc/proc_parse_mem.h on arbitrary
+ * common/proc/proc_parse_mem.h, and the tracer's vmstat table, on arbitrary
  * bytes. The parsers take NUL-terminated text, so the input is copied into a
  * terminated buffer (an embedded NUL just ends the text early, as it would
  * for a /proc file read through pl__procfile_read). */
 #include "proc_parse.h"
 #include "proc_parse_mem.h"
+#include "tracer_sys.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl__parse_pid_io(text, &io);
 	pl__parse_keyed_u64(text, keys, 6, vals);
 	pl__parse_pressure(text, &psi);
+	{
+		struct pl_vmstat vm;
+
+		pl__tsys_parse_vmstat_all(text, &vm);
+	}
 	{
 		struct pl_stat_cpu sc;
 
