@@ -214,8 +214,7 @@ void pl__daemon_print_help(const struct pl_daemon_config *cfg, FILE *out)
 		PL_VERSION);
 	pl__options_print_help(cfg->core_keys, out);
 	fprintf(out, "\nthe I/O stall tracer, with trace = yes (see `perflink trace --help`;\n"
-		     "trace-nice and trace-cpus are not applied by perflinkd, they would move the\n"
-		     "whole daemon):\n");
+		     "trace-nice and trace-cpus apply to the tracer's thread alone):\n");
 	pl__options_print_help(cfg->trace_keys, out);
 	fprintf(out, "\nthe resource sampler, with resources = yes (see `perflink resources "
 		     "--help`):\n");

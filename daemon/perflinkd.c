@@ -217,7 +217,14 @@ static void module_stopped(struct module *m, int ret)
 	}
 }
 
-/* On the tracer's thread. */
+/* On the tracer's thread: trace-nice and trace-cpus move it alone. */
+static void tracer_start(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	pl__tracer_apply_priority(&d->cfg.tracer);
+}
+
 static int tracer_tick(void *ctx)
 {
 	struct daemon *d = ctx;
@@ -296,21 +303,6 @@ static int start_workers(struct daemon *d)
 	return 0;
 }
 
-/* `perflink trace` lowers its own priority and pins itself (trace-nice,
- * trace-cpus); inside perflinkd that would move the whole daemon, the
- * control socket and, later, the USB link with it. */
-static void warn_priority_ignored(const struct pl_tracer_config *cfg)
-{
-	struct pl_tracer_config def;
-
-	pl__tracer_config_init(&def);
-	if (cfg->nice != def.nice || (cfg->cpus && (!def.cpus || strcmp(cfg->cpus, def.cpus))))
-		pl__log_warnx("trace-nice and trace-cpus are not applied in perflinkd (they "
-			      "would move the whole daemon); use Nice= and CPUAffinity= in the "
-			      "service instead");
-	pl__tracer_config_free(&def);
-}
-
 /* A module that cannot start is a configuration the user has to fix: refuse
  * to start rather than run without it unnoticed. */
 static int start_modules(struct daemon *d)
@@ -331,11 +323,10 @@ static int start_modules(struct daemon *d)
 	d->res_m = (struct module){ .name = "resources", .enabled = d->cfg.resources,
 				    .state = "off" };
 	if (d->cfg.trace) {
-		warn_priority_ignored(&d->cfg.tracer);
 		d->cfg.tracer.on_event = on_stall_event;
 		d->cfg.tracer.on_event_ctx = d;
-		static const struct pl_worker_ops ops = { tracer_tick, on_tracer_line,
-							  tracer_done };
+		static const struct pl_worker_ops ops = { tracer_start, tracer_tick,
+							  on_tracer_line, tracer_done };
 
 		ret = pl__tracer_open(&d->tracer, &d->cfg.tracer);
 		if (ret < 0)
@@ -348,8 +339,8 @@ static int start_modules(struct daemon *d)
 	if (d->cfg.resources) {
 		d->cfg.res.on_line = on_resource_line;
 		d->cfg.res.on_line_ctx = d;
-		static const struct pl_worker_ops ops = { resources_tick, on_resources_line,
-							  resources_done };
+		static const struct pl_worker_ops ops = { NULL, resources_tick,
+							  on_resources_line, resources_done };
 
 		ret = pl__resources_open(&d->res, &d->cfg.res);
 		if (ret < 0)

@@ -134,6 +134,8 @@ static void *run(void *arg)
 	int ret = 0;
 	bool stop;
 
+	if (w->ops.start)
+		w->ops.start(w->ctx);
 	for (;;) {
 		struct timespec at = ts_of(next);
 

@@ -20,6 +20,8 @@ struct pl_loop;
 struct pl_worker;
 
 struct pl_worker_ops {
+	/* On the worker's thread, once, before its first tick; may be NULL. */
+	void (*start)(void *ctx);
 	/* On the worker's thread, once an interval: 0 to go on; any other
 	 * value stops the worker and is handed to done. */
 	int (*tick)(void *ctx);
