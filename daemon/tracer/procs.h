@@ -20,6 +20,7 @@
 #include "proc_parse.h"
 #include "procfile.h"
 #include "stall_detect.h"
+#include "stall_memcg.h"
 
 /* A process's CSV deltas against the Python tool's baseline
  * (tracer_baseline.c). */
@@ -101,6 +102,11 @@ struct pl_tproc {
 	} odd_blkio;
 	struct pl_writes writes;       /* per-tick write history for the bully */
 	struct pl_stall_victim victim; /* used when watched */
+	/* a watched one's memory cgroup, opened at its first episode, and its
+	 * limit hits when the episode began */
+	struct pl_memcg memcg;
+	uint64_t memcg_hits0;
+	bool memcg_have0;
 };
 
 struct pl_tprocs_cfg {

@@ -207,6 +207,8 @@ static void fresh(struct pl_tprocs *tp, struct pl_tproc *p, const struct pl_pid_
 	p->d_blk_ms = 0;
 	pl__writes_reset(&p->writes, tick);
 	memset(&p->victim, 0, sizeof(p->victim));
+	pl__memcg_close(&p->memcg); /* another process's, under a reused pid */
+	p->memcg_have0 = false;
 }
 
 /* The block-I/O delay since the last read, in ms, for the stall detector.
@@ -452,6 +454,7 @@ int pl__tproc_add(struct pl_tprocs *tp, int pid, uint64_t tick, bool born)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->stat_fd = p->io_fd = p->ss_fd = p->wchan_fd = -1;
+	p->memcg = (struct pl_memcg)PL_MEMCG_INIT;
 	if (read_new(tp, p, &st) <= 0)
 		return 0;
 	fresh(tp, p, &st, tick);

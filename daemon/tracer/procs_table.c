@@ -50,6 +50,7 @@ void pl__tproc_close(struct pl_tprocs *tp, struct pl_tproc *p)
 	pl__tproc_close_fd(tp, &p->io_fd);
 	pl__tproc_close_fd(tp, &p->ss_fd);
 	pl__tproc_close_fd(tp, &p->wchan_fd);
+	pl__memcg_close(&p->memcg);
 }
 
 void pl__tprocs_free(struct pl_tprocs *tp)

@@ -324,7 +324,7 @@ unsigned pl__stall_classify(const struct pl_stall_window *w, const struct pl_sta
 		m |= PL_MECH_COMPACTION;
 	if (w->allocstall > 0 || w->scan_direct > 0)
 		m |= PL_MECH_DIRECT_RECLAIM;
-	if (w->scan_cgroup > 0)
+	if (w->scan_cgroup > 0 || v->memcg_hits > 0)
 		m |= PL_MECH_CGROUP_RECLAIM;
 	if (!(m & PL_MECH_MEMORY) && w->have_psi_mem && w->span_ms > 0 &&
 	    w->psi_mem_some_ms >= PSI_MEM_SHARE * w->span_ms)
@@ -535,6 +535,10 @@ static void wait_json(struct pl_json *j, const struct pl_stall_event *e)
 			pl__json_str(j, NULL, pl__wchan_kind_name((enum pl_wchan_kind)k));
 	}
 	pl__json_end_array(j);
+	if (e->wait.have_memcg)
+		pl__json_u64(j, "memcg_limit_hits", e->wait.memcg_hits);
+	else
+		pl__json_null(j, "memcg_limit_hits");
 	pl__json_end_object(j);
 }
 

@@ -276,6 +276,9 @@ struct pl_stall_wait {
 	/* what it dirtied itself over the stall window: its own fsync's pages
 	 * are no one else's writeback */
 	uint64_t wbytes;
+	/* its memory cgroup's limit hits over the episode (stall_memcg.h) */
+	bool have_memcg;
+	uint64_t memcg_hits;
 };
 /* Every mechanism the counters and the victim's wait point to (PL_MECH_*
  * bits). */

@@ -246,6 +246,15 @@ static void note_wchan(struct pl_tracer *t, struct pl_tproc *p)
 		pl__stall_victim_wchan(&p->victim, name);
 }
 
+/* The victim's memory cgroup limit hits now (opened at its first
+ * episode); false when it has none to read. */
+static bool memcg_hits(struct pl_tracer *t, struct pl_tproc *p, uint64_t *hits)
+{
+	if (!p->memcg.tried)
+		pl__memcg_open(&p->memcg, t->procs.rootfd, t->live, p->pid);
+	return pl__memcg_read(&p->memcg, hits) == 0;
+}
+
 static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict verdict,
 		double wall, double mono)
 {
@@ -264,6 +273,12 @@ static int emit(struct pl_tracer *t, struct pl_tproc *p, enum pl_stall_verdict v
 	e.wait.wchan_kinds = pl__stall_page_kinds(p->victim.wchan_kinds,
 						  e.wait.wbytes > 0 || own_wchar > 0);
 	e.wchan = p->victim.wchan;
+	if (p->memcg_have0 && memcg_hits(t, p, &e.wait.memcg_hits)) {
+		e.wait.have_memcg = true;
+		e.wait.memcg_hits -= e.wait.memcg_hits >= p->memcg_hits0 ? p->memcg_hits0
+									   : e.wait.memcg_hits;
+		p->memcg_hits0 += e.wait.memcg_hits; /* an ongoing one goes on from here */
+	}
 	e.mechs = pl__stall_classify(&e.win, &e.wait);
 	e.bully_rank = pl__stall_bully_rank(e.mechs, &e.wait);
 	e.raised = p->victim.raised;
@@ -339,6 +354,7 @@ static int implausible_blkio(struct pl_tracer *t, const struct pl_tproc *p, doub
 int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 {
 	struct pl_tprocs *tp = &t->procs;
+	bool opened;
 	int err;
 
 	/* a watched process is read every tick, and an odd block-I/O delay is
@@ -351,8 +367,11 @@ int pl__tevents_tick(struct pl_tracer *t, double wall, double mono)
 			return err;
 		if (p->label < 0 || !p->stat_now)
 			continue;
+		opened = !p->victim.open;
 		v = pl__stall_update(&p->victim, &t->scfg, t->tick, mono, p->state, p->d_blk_ms,
 				     p->woke_now);
+		if (opened && p->victim.open)
+			p->memcg_have0 = memcg_hits(t, p, &p->memcg_hits0);
 		if (p->state == 'D' && p->victim.open)
 			note_wchan(t, p);
 		if (v == PL_STALL_NONE)

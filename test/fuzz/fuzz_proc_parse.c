@@ -5,6 +5,7 @@
  * for a /proc file read through pl__procfile_read). */
 #include "proc_parse.h"
 #include "proc_parse_mem.h"
+#include "stall_memcg.h"
 #include "tracer_sys.h"
 
 #include <stdint.h>
@@ -37,7 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct pl_vmstat vm;
 
+		char cg[64];
+		bool v2;
+
 		pl__tsys_parse_vmstat_all(text, &vm);
+		pl__memcg_parse(text, cg, sizeof(cg), &v2);
 	}
 	{
 		struct pl_stat_cpu sc;

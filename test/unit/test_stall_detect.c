@@ -1,8 +1,10 @@
 /* The stall rules of stall_detect.c on known numbers: episodes, windows,
  * mechanisms, bully order, the write history ring. */
+#include <errno.h>
 #include <string.h>
 
 #include "stall_detect.h"
+#include "stall_memcg.h"
 #include "tap.h"
 
 static const struct pl_stall_cfg cfg = { 50, 100, 100, false };
@@ -140,7 +142,7 @@ static void put_ticks(int64_t d_compact, int64_t d_alloc, double busy, uint64_t 
 }
 
 /* A victim that waited 100 ms on block I/O, its wchan not read. */
-static const struct pl_stall_wait io_wait = { true, 100, 0, 0 };
+static const struct pl_stall_wait io_wait = { .have_blkio = true, .blkio_ms = 100 };
 
 /* The kernel's thresholds in every tick (the dirty one twice the
  * background one; 0: unknown), then the window's mechanism. */
@@ -224,10 +226,10 @@ static const char *mech_of(const struct pl_stall_wait *v, struct pl_stall_window
  * third of the time, was "unknown"). */
 static void test_writeback_rules(void)
 {
-	const struct pl_stall_wait blocked = { true, 40, 0, 0 }, no_wait = { true, 0, 0, 0 };
-	const struct pl_stall_wait in_block = { true, 0, 1u << PL_WCHAN_BLOCK, 0 };
-	const struct pl_stall_wait throttled = { true, 0, 1u << PL_WCHAN_THROTTLE, 0 };
-	const struct pl_stall_wait no_acct = { false, 0, 0, 0 };
+	const struct pl_stall_wait blocked = { .have_blkio = true, .blkio_ms = 40 }, no_wait = { .have_blkio = true };
+	const struct pl_stall_wait in_block = { .have_blkio = true, .wchan_kinds = 1u << PL_WCHAN_BLOCK };
+	const struct pl_stall_wait throttled = { .have_blkio = true, .wchan_kinds = 1u << PL_WCHAN_THROTTLE };
+	const struct pl_stall_wait no_acct = { 0 };
 	struct pl_stall_window w;
 
 	put_dirty(2300000, 1000, 2360000, 4720000, 82000, 0);
@@ -271,7 +273,7 @@ static void test_writeback_rules(void)
 /* The victim's own wait: a D state outside I/O is not an I/O stall. */
 static void test_not_io(void)
 {
-	struct pl_stall_wait v = { true, 0, 1u << PL_WCHAN_OTHER, 0 };
+	struct pl_stall_wait v = { .have_blkio = true, .wchan_kinds = 1u << PL_WCHAN_OTHER };
 	struct pl_stall_window w;
 
 	put_dirty(1000, 0, 2360000, 4720000, 0, 0);
@@ -530,7 +532,7 @@ static void test_event_json(void)
 	       "the stall window in ns on the device's clock (docs/wire.md)");
 	TAP_OK(line && strstr(line, "\"psi\":{\"io\":null,\"memory\":null}"),
 	       "absent PSI is null");
-	TAP_OK(line && strstr(line, "\"wait\":{\"wchan\":null,\"wchan_kinds\":[]}"),
+	TAP_OK(line && strstr(line, "\"wait\":{\"wchan\":null,\"wchan_kinds\":[],\"memcg_limit_hits\":null}"),
 	       "no wchan read: null");
 	TAP_OK(line && strstr(line, "\"dirty_thresh_source\":null,") &&
 		       strstr(line, "\"written_kB\":null,\"written_MB_per_s\":null"),
@@ -547,7 +549,7 @@ static void test_event_json(void)
 	line = pl__stall_event_json(&j, &e);
 	TAP_OK(line && strstr(line, "\"mechanism\":\"compaction\",\"mechanisms\":[\"compaction\","
 				    "\"not_io\"],\"wait\":{\"wchan\":\"kernel_clone\","
-				    "\"wchan_kinds\":[\"other\"]}"),
+				    "\"wchan_kinds\":[\"other\"],\"memcg_limit_hits\":null}"),
 	       "the victim's wait, and the mechanisms in rule order");
 	TAP_OK(line && strstr(line, "\"dirty_thresh_source\":\"vmstat\",") &&
 		       strstr(line, "\"written_kB\":2048,\"written_MB_per_s\":4.0"),
@@ -585,7 +587,7 @@ static void test_one_wait_without_delayacct(void)
 static void test_memory_and_reads(void)
 {
 	struct pl_stall_window w;
-	struct pl_stall_wait v = { true, 120, 1u << PL_WCHAN_PAGE, 0 };
+	struct pl_stall_wait v = { .have_blkio = true, .blkio_ms = 120, .wchan_kinds = 1u << PL_WCHAN_PAGE };
 	struct pl_stall_bully top[PL_STALL_BULLIES], c;
 	size_t n = 0;
 
@@ -640,6 +642,35 @@ static void test_memory_and_reads(void)
 	       "perflink's own processes are known by name");
 }
 
+/* /proc/PID/cgroup as v1, v2 and hybrid kernels print it: the memory
+ * cgroup's path, and which hierarchy it is in. */
+static void test_memcg_parse(void)
+{
+	char path[64];
+	bool v2 = true;
+
+	TAP_OK(pl__memcg_parse("12:pids:/user.slice\n4:memory:/cam/enc\n1:name=systemd:/\n",
+			       path, sizeof(path), &v2) == 0 && !v2 && strcmp(path, "/cam/enc") == 0,
+	       "v1: the memory hierarchy's path");
+	TAP_OK(pl__memcg_parse("5:cpu,memory,blkio:/a\n0::/b\n", path, sizeof(path), &v2) == 0 &&
+		       !v2 && strcmp(path, "/a") == 0,
+	       "v1 with controllers mounted together, before a hybrid's v2 line");
+	TAP_OK(pl__memcg_parse("0::/system.slice/perflinkd.service\n", path, sizeof(path), &v2) == 0 &&
+		       v2 && strcmp(path, "/system.slice/perflinkd.service") == 0,
+	       "v2: the unified hierarchy's path");
+	TAP_OK(pl__memcg_parse("4:memoryx:/a\n3:cpu:/b\n", path, sizeof(path), &v2) == -ENOENT,
+	       "no memory controller: none");
+	TAP_OK(pl__memcg_parse("4:memory:/a/../../etc\n", path, sizeof(path), &v2) == -EINVAL &&
+		       pl__memcg_parse("4:memory:relative\n", path, sizeof(path), &v2) == -EINVAL &&
+		       pl__memcg_parse("4:memory:/0123456789012345678901234567890123456789"
+				       "0123456789012345678901234567890\n", path, sizeof(path),
+				       &v2) == -EINVAL,
+	       "a path that climbs, is relative or is too long: refused");
+	TAP_OK(pl__memcg_parse("", path, sizeof(path), &v2) == -ENOENT &&
+		       pl__memcg_parse("garbage", path, sizeof(path), &v2) == -ENOENT,
+	       "nothing to go by: none");
+}
+
 int main(void)
 {
 	test_blkio_episode();
@@ -658,5 +689,6 @@ int main(void)
 	test_event_json();
 	test_one_wait_without_delayacct();
 	test_memory_and_reads();
+	test_memcg_parse();
 	return tap_done();
 }

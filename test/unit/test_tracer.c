@@ -493,7 +493,7 @@ static void test_wchan_and_thresholds(void)
 	pl__tracer_close(t);
 	stall = strstr(tree_slurp(ev), "\"type\":\"stall\"");
 	TAP_OK(stall && strstr(stall, "\"wait\":{\"wchan\":\"folio_wait_bit_common_and_then_some_"
-				      "more_of_a_n\",\"wchan_kinds\":[\"read\"]}"),
+				      "more_of_a_n\",\"wchan_kinds\":[\"read\"],\"memcg_limit_hits\":null}"),
 	       "a long wchan is cut to 47 bytes, its kind from its start (a page's wait "
 	       "of a victim that wrote nothing: a read)");
 	TAP_OK(stall && strstr(stall, "\"dirty_bg_thresh_kB\":70000,\"dirty_thresh_kB\":140000,"

@@ -138,7 +138,7 @@ static const struct event_expect storm_events[] = {
 	  { "\"mechanism\":\"dirty_writeback\"",
 	    "\"bully\":[{\"pid\":10296,\"comm\":\"dd\",\"d_wbytes_kB\":2801744.0,"
 	    "\"d_wchar_kB\":2800640.0,\"exited\":true}]",
-	    "\"wait\":{\"wchan\":\"folio_wait_bit\",\"wchan_kinds\":[\"writeback\",\"block\"]}",
+	    "\"wait\":{\"wchan\":\"folio_wait_bit\",\"wchan_kinds\":[\"writeback\",\"block\"],\"memcg_limit_hits\":null}",
 	    "\"written_kB\":203104,", "\"dstate_longest_ms\":0,\"dstate_sum_ms\":201,", NULL } },
 	{ "writeback had stopped (2 MB written): no rule claims it",
 	  { "\"mechanism\":\"unknown\"", "\"written_kB\":1952,", NULL } },
@@ -168,7 +168,7 @@ static const struct event_expect expire_events[] = {
 	  { "\"victim\":{\"pid\":1516,",                                                     \
 	    "\"blkio_ms\":0,\"dstate_ms\":400,\"dstate_longest_ms\":400,\"dstate_sum_ms\":400,", \
 	    "\"bully\":[]", "\"mechanism\":\"not_io\",\"mechanisms\":[\"not_io\"]",             \
-	    "\"wait\":{\"wchan\":\"kernel_clone\",\"wchan_kinds\":[\"other\"]}", NULL } }
+	    "\"wait\":{\"wchan\":\"kernel_clone\",\"wchan_kinds\":[\"other\"],\"memcg_limit_hits\":null}", NULL } }
 static const struct event_expect vfork_events[] = { VFORK_WAIT, VFORK_WAIT };
 
 static const struct event_expect compaction_events[] = {
@@ -177,7 +177,7 @@ static const struct event_expect compaction_events[] = {
 	  { "\"victim\":{\"pid\":369,",
 	    "\"blkio_ms\":0,\"dstate_ms\":1602,\"dstate_longest_ms\":1602,\"dstate_sum_ms\":1602,",
 	    "\"bully\":[]", "\"mechanism\":\"compaction\",\"mechanisms\":[\"compaction\",\"direct_reclaim\"]",
-	    "\"wait\":{\"wchan\":\"vm_mmap_pgoff\",\"wchan_kinds\":[\"lock\"]}",
+	    "\"wait\":{\"wchan\":\"vm_mmap_pgoff\",\"wchan_kinds\":[\"lock\"],\"memcg_limit_hits\":null}",
 	    "\"counters\":{\"compact_stall\":20,\"allocstall\":4,", NULL } },
 };
 
@@ -210,7 +210,7 @@ static const struct event_expect disk_read_events[] = {
 static const struct event_expect memcg_events[] = {
 	{ "a memory cgroup at its limit as memhog grows: cgroup reclaim, memhog the bully",
 	  { "\"mechanism\":\"cgroup_reclaim\",\"mechanisms\":[\"cgroup_reclaim\",\"page_read\"]",
-	    "\"wchan_kinds\":[\"read\"]}", "\"pgscan_cgroup\":14757,",
+	    "\"wchan_kinds\":[\"read\"],\"memcg_limit_hits\":null}", "\"pgscan_cgroup\":14757,",
 	    "\"bully\":[{\"pid\":27885,\"comm\":\"memhog\",", "\"d_rss_kB\":133416}]",
 	    "\"memory\":{\"some_avg10\":0.00,\"full_avg10\":0.00,\"some_ms\":115.8,", NULL } },
 	CGROUP_RECLAIM("153896"),
@@ -218,10 +218,26 @@ static const struct event_expect memcg_events[] = {
 	CGROUP_RECLAIM("256296"),
 };
 
+/* The same as a 4.9 kernel shows it (derive_memcg.py): no PSI, no
+ * pgscan_anon or pgscan_file; the cgroup's memory.failcnt names it. */
+#define CGROUP_RECLAIM_49(hits, rss)                                                         \
+	{ "the same on 4.9: the memory cgroup's limit hits name its reclaim, memhog the bully", \
+	  { "\"victim\":{\"pid\":27747,",                                                        \
+	    "\"mechanism\":\"cgroup_reclaim\",\"mechanisms\":[\"cgroup_reclaim\",\"page_read\"]",  \
+	    "\"memcg_limit_hits\":" hits "}", "\"pgscan_cgroup\":0,",                            \
+	    "\"bully_rank\":\"rss_growth\",\"bully\":[{\"pid\":27885,\"comm\":\"memhog\",",        \
+	    "\"d_rss_kB\":" rss "}]", NULL } }
+static const struct event_expect memcg_49_events[] = {
+	CGROUP_RECLAIM_49("193", "133416"),
+	CGROUP_RECLAIM_49("250", "153896"),
+	CGROUP_RECLAIM_49("258", "194856"),
+	CGROUP_RECLAIM_49("594", "256296"),
+};
+
 #define PAGE_READ(bully)                                                                     \
 	{ "random page reads of a cold file, dd dirtying 3 GB: a read's wait, not writeback",  \
 	  { "\"victim\":{\"pid\":28072,", "\"mechanism\":\"page_read\",\"mechanisms\":[\"page_read\"]", \
-	    "\"wchan\":\"folio_wait_bit_common\"", "\"read\"]}", bully, NULL } }
+	    "\"wchan\":\"folio_wait_bit_common\"", "\"read\"],\"memcg_limit_hits\":null}", bully, NULL } }
 static const struct event_expect page_read_events[] = {
 	PAGE_READ("\"bully_rank\":\"disk_bytes\",\"bully\":[]"),
 	PAGE_READ("\"bully\":[{\"pid\":28151,\"comm\":\"dd\",\"d_wbytes_kB\":102400.0,"),
@@ -240,6 +256,7 @@ static const struct recording recordings[] = {
 	{ "vfork-bystander", 10, 40, 2, vfork_bystander_events },
 	{ "disk-read", 10, 36, 3, disk_read_events },
 	{ "memcg-reclaim", 10, 39, 4, memcg_events },
+	{ "memcg-reclaim-4.9", 10, 39, 4, memcg_49_events },
 	{ "page-read", 10, 46, 7, page_read_events },
 	/* delay accounting off, a fsync loop's short waits (worst 237 ms in
 	 * all, none sampled twice) behind dd: no event */
