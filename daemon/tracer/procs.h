@@ -139,7 +139,6 @@ struct pl_tprocs {
 	size_t dents_cap;
 	struct pl_tproc *v;
 	struct pl_tproc_due *due;   /* due[i] is v[i]'s */
-	uint64_t *wrote_until;      /* v[i].writes.wrote_until, for the bully search */
 	size_t n, cap;
 	size_t *touched, n_touched; /* indices read this tick, in table order */
 	uint64_t tick;         /* the tick being read, or the last one */
@@ -233,8 +232,7 @@ void pl__tprocs_touched_sort(struct pl_tprocs *tp);
 void pl__tprocs_drop(struct pl_tprocs *tp, size_t i, uint64_t tick);
 void pl__tproc_close(struct pl_tprocs *tp, struct pl_tproc *p);
 void pl__tproc_close_fd(struct pl_tprocs *tp, int *fd);
-/* Put the tick's writes (gap_wbytes, gap_wchar) into p's history, and its
- * wrote_until where the bully search looks for it. */
-void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick);
+/* Put the tick's writes, reads and RSS change into p's history. */
+void pl__tproc_put_writes(struct pl_tproc *p, uint64_t tick);
 
 #endif

@@ -368,7 +368,7 @@ static void clear_tick(struct pl_tproc *p)
 /* After a reading: the bully history, the next reading, the tick's list. */
 static void read_done(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
 {
-	pl__tproc_put_writes(tp, p, tick);
+	pl__tproc_put_writes(p, tick);
 	if (p->state == 'D' || p->d_blk_ms > 0)
 		pl__writes_mark_blocked(&p->writes, tick);
 	p->seen_tick = tick;

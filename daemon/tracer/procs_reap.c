@@ -60,7 +60,7 @@ void pl__reap_settle(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick, bo
 		p->gap_wchar = p->gap_wchar > 0 ? 0 : p->gap_wchar;
 		p->reap_pid = 0;
 	}
-	pl__tproc_put_writes(tp, p, tick);
+	pl__tproc_put_writes(p, tick);
 	if (read_since && tp->kept) {
 		p->reap_wbytes = p->reap_wchar = p->reap_rbytes = 0;
 		p->reap_pid = 0;

@@ -61,7 +61,6 @@ void pl__tprocs_free(struct pl_tprocs *tp)
 		close(tp->scanfd);
 	free(tp->v);
 	free(tp->due);
-	free(tp->wrote_until);
 	free(tp->touched);
 	free(tp->hash);
 	free(tp->dents);
@@ -113,7 +112,6 @@ int pl__tprocs_grow(struct pl_tprocs *tp)
 	size_t *nt = realloc(tp->touched, ncap * sizeof(*nt));
 	struct pl_tproc_due *nd;
 	struct pl_tproc *nv;
-	uint64_t *nw;
 
 	if (!nt)
 		return -ENOMEM;
@@ -121,9 +119,6 @@ int pl__tprocs_grow(struct pl_tprocs *tp)
 	if (!(nd = realloc(tp->due, ncap * sizeof(*nd))))
 		return -ENOMEM;
 	tp->due = nd;
-	if (!(nw = realloc(tp->wrote_until, ncap * sizeof(*nw))))
-		return -ENOMEM;
-	tp->wrote_until = nw;
 	if (!(nv = realloc(tp->v, ncap * sizeof(*nv))))
 		return -ENOMEM;
 	tp->v = nv;
@@ -148,7 +143,6 @@ void pl__tprocs_shrink(struct pl_tprocs *tp)
 		return;
 	tp->v = shrunk(tp->v, half * sizeof(*tp->v));
 	tp->due = shrunk(tp->due, half * sizeof(*tp->due));
-	tp->wrote_until = shrunk(tp->wrote_until, half * sizeof(*tp->wrote_until));
 	tp->touched = shrunk(tp->touched, half * sizeof(*tp->touched));
 	tp->cap = half;
 }
@@ -257,15 +251,13 @@ void pl__tprocs_drop(struct pl_tprocs *tp, size_t i, uint64_t tick)
 	if (i != tp->n - 1) {
 		tp->v[i] = tp->v[tp->n - 1];
 		tp->due[i] = tp->due[tp->n - 1];
-		tp->wrote_until[i] = tp->wrote_until[tp->n - 1];
 	}
 	tp->n--;
 	tp->hash_ok = false;
 }
 
-void pl__tproc_put_writes(struct pl_tprocs *tp, struct pl_tproc *p, uint64_t tick)
+void pl__tproc_put_writes(struct pl_tproc *p, uint64_t tick)
 {
 	pl__writes_put(&p->writes, tick, p->gap_wbytes, p->gap_wchar);
 	pl__writes_put_mem(&p->writes, tick, p->gap_rbytes, p->gap_rss_kb);
-	tp->wrote_until[p - tp->v] = p->writes.wrote_until;
 }

@@ -31,9 +31,8 @@
  * ticks it was blocked in (a bit each); and per span of ticks, in a ring
  * indexed by tick / PL_WRITES_SPAN_TICKS. */
 struct pl_writes {
-	/* the last tick put with a write, plus one (0: none): a stall event
-	 * sums every process's history, and most have not written in its
-	 * windows; this is all of theirs it reads, one cache line */
+	/* the last tick put with a write, plus one (0: none): most histories
+	 * a stall event sums have nothing in its window, which this says */
 	uint64_t wrote_until;
 	uint32_t wbytes[PL_STALL_RING], wchar[PL_STALL_RING]; /* bytes, saturated */
 	uint64_t blocked; /* bit tick % PL_STALL_RING: in D, or a block-I/O wait ended */
@@ -67,13 +66,6 @@ void pl__writes_sum(const struct pl_writes *w, uint64_t from, uint64_t to, uint6
  * what pl__writes_sum says when the ring holds from, else the whole spans
  * from's span to to's hold (at most PL_WRITES_SPAN_TICKS - 1 ticks more at
  * the start), clipped to the spans kept. */
-/* Whether a history whose wrote_until is this has nothing in
- * pl__writes_sum_long's [from, to], or for pl__writes_add_spans at
- * now_tick: what those look at first, so that a caller that keeps each
- * process's wrote_until apart (procs.h) passes over the others
- * without reading their histories. */
-bool pl__writes_none_long(uint64_t wrote_until, uint64_t from, uint64_t to);
-bool pl__writes_none_spans(uint64_t wrote_until, uint64_t now_tick);
 void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 			 uint64_t *wbytes, uint64_t *wchar);
 

@@ -151,7 +151,8 @@ void pl__writes_sum_mem(const struct pl_writes *w, uint64_t from, uint64_t to, u
 	}
 }
 
-bool pl__writes_none_long(uint64_t wrote_until, uint64_t from, uint64_t to)
+/* Nothing in pl__writes_sum_long's [from, to], by wrote_until alone. */
+static bool none_long(uint64_t wrote_until, uint64_t from, uint64_t to)
 {
 	if (to < from + PL_STALL_RING)
 		return wrote_until <= from;
@@ -171,7 +172,7 @@ void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 	}
 	*wbytes = 0;
 	*wchar = 0;
-	if (pl__writes_none_long(w->wrote_until, from, to))
+	if (none_long(w->wrote_until, from, to))
 		return;
 	if (to > w->last_tick)
 		to = w->last_tick;
@@ -184,9 +185,9 @@ void pl__writes_sum_long(const struct pl_writes *w, uint64_t from, uint64_t to,
 	}
 }
 
-bool pl__writes_none_spans(uint64_t wrote_until, uint64_t now_tick)
+/* Nothing written in the spans kept back from now's. */
+static bool none_spans(uint64_t wrote_until, uint64_t now_tick)
 {
-	/* nothing written in the spans kept back from now's */
 	return wrote_until == 0 || (wrote_until - 1) / PL_WRITES_SPAN_TICKS + PL_WRITES_SPANS <=
 					   now_tick / PL_WRITES_SPAN_TICKS;
 }
@@ -197,7 +198,7 @@ void pl__writes_add_spans(const struct pl_writes *w, uint64_t now_tick,
 	uint64_t now_span = now_tick / PL_WRITES_SPAN_TICKS;
 	uint64_t last = w->last_tick / PL_WRITES_SPAN_TICKS;
 
-	if (pl__writes_none_spans(w->wrote_until, now_tick))
+	if (none_spans(w->wrote_until, now_tick))
 		return;
 	for (uint64_t k = 0; k < PL_WRITES_SPANS && k <= now_span; k++) {
 		uint64_t s = now_span - k;

@@ -166,15 +166,7 @@ static void find_bullies(struct pl_tracer *t, const struct pl_tproc *victim, uin
 	for (i = 0; i < tp->n; i++) {
 		const struct pl_tproc *q = &tp->v[i];
 
-		/* most wrote nothing since from: not even looked at, where
-		 * reading each history is a cache miss or two (the stall
-		 * bench's events phase did not move measurably with it: 15-18
-		 * us a tick before and after); reads and RSS are in every
-		 * history's ring */
-		if (q == victim || q->pid == tp->self_pid)
-			continue;
-		if (e->bully_rank != PL_BULLY_WRITES ||
-		    !pl__writes_none_long(tp->wrote_until[i], from, t->tick))
+		if (q != victim && q->pid != tp->self_pid)
 			offer(e, &q->writes, q->pid, q->comm, false, from, stall_from, t->tick);
 	}
 	for (i = 0; i < PL_WRITES_GONE; i++) {
@@ -195,10 +187,8 @@ static uint64_t dirty_reach_ticks(const struct pl_tracer *t, const struct pl_sta
 				      ? w->nr_dirty_writeback_kb_max : w->dirty_writeback_kb_max;
 	size_t i;
 
-	for (i = 0; i < tp->n; i++) {
-		if (!pl__writes_none_spans(tp->wrote_until[i], t->tick))
-			pl__writes_add_spans(&tp->v[i].writes, t->tick, totals);
-	}
+	for (i = 0; i < tp->n; i++)
+		pl__writes_add_spans(&tp->v[i].writes, t->tick, totals);
 	for (i = 0; i < PL_WRITES_GONE; i++) {
 		if (tp->gone.e[i].used)
 			pl__writes_add_spans(&tp->gone.e[i].w, t->tick, totals);

@@ -20,7 +20,6 @@ int pl__tsys_init(struct pl_tsys *s, const char *disks_csv)
 	const char *p = disks_csv ? disks_csv : "";
 
 	memset(s, 0, sizeof(*s));
-	s->prev_nr_dirtied = s->prev_nr_written = UINT64_MAX;
 	s->page_bytes = sysconf(_SC_PAGESIZE);
 	if (s->page_bytes <= 0)
 		s->page_bytes = 4096;
@@ -358,27 +357,23 @@ void pl__tsys_read(struct pl_tsys *s, int rootfd, bool keep, struct pl_tsys_samp
 	out->nr_dirty = vm.nr_dirty;
 	out->nr_writeback = vm.nr_writeback;
 	out->dirtied_bytes = -1;
-	if (vm.nr_dirtied != UINT64_MAX && s->prev_nr_dirtied != UINT64_MAX &&
-	    vm.nr_dirtied >= s->prev_nr_dirtied)
-		out->dirtied_bytes =
-			(int64_t)((vm.nr_dirtied - s->prev_nr_dirtied) * (uint64_t)s->page_bytes);
-	s->prev_nr_dirtied = vm.nr_dirtied;
 	out->written_kb = -1;
-	if (vm.nr_written != UINT64_MAX && s->prev_nr_written != UINT64_MAX &&
-	    vm.nr_written >= s->prev_nr_written)
-		out->written_kb = (int64_t)((vm.nr_written - s->prev_nr_written) *
-					    (uint64_t)s->page_bytes / 1024);
-	s->prev_nr_written = vm.nr_written;
 	if (s->have_prev) {
-		out->d_compact = (int64_t)(vm.compact - s->prev_compact);
-		out->d_alloc = (int64_t)(vm.alloc - s->prev_alloc);
-		out->d_majflt = (int64_t)(vm.majflt - s->prev_majflt);
+		const struct pl_vmstat *p = &s->prev_vm;
+
+		out->d_compact = (int64_t)(vm.compact - p->compact);
+		out->d_alloc = (int64_t)(vm.alloc - p->alloc);
+		out->d_majflt = (int64_t)(vm.majflt - p->majflt);
+		/* UINT64_MAX: a kernel without the counter (before 2.6.37) */
+		if (vm.nr_dirtied != UINT64_MAX && p->nr_dirtied <= vm.nr_dirtied)
+			out->dirtied_bytes = (int64_t)((vm.nr_dirtied - p->nr_dirtied) *
+						       (uint64_t)s->page_bytes);
+		if (vm.nr_written != UINT64_MAX && p->nr_written <= vm.nr_written)
+			out->written_kb = (int64_t)((vm.nr_written - p->nr_written) *
+						    (uint64_t)s->page_bytes / 1024);
 		scan_deltas(s, &vm, out);
 	}
 	s->prev_vm = vm;
-	s->prev_compact = vm.compact;
-	s->prev_alloc = vm.alloc;
-	s->prev_majflt = vm.majflt;
 	s->have_prev = true;
 	if (rd(&s->meminfo, rootfd, "meminfo", keep) >= 0)
 		pl__parse_keyed_u64(s->meminfo.buf, mkeys, 4, mvals);

@@ -53,9 +53,7 @@ struct pl_tsys {
 	bool have_prev;
 	uint64_t prev_sect[PL_TRACER_MAX_DISKS], prev_busy[PL_TRACER_MAX_DISKS];
 	bool prev_found[PL_TRACER_MAX_DISKS];
-	uint64_t prev_compact, prev_alloc, prev_majflt;
-	struct pl_vmstat prev_vm; /* the reclaim counters of the last read */
-	uint64_t prev_nr_dirtied, prev_nr_written; /* UINT64_MAX: not known */
+	struct pl_vmstat prev_vm; /* the last read's, when have_prev */
 	long page_bytes;
 	bool psi_io_reported, psi_mem_reported;
 	uint64_t dirty_bg_thresh_kb, dirty_thresh_kb; /* 0 = unknown */
