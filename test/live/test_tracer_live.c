@@ -36,6 +36,25 @@ static const char *slurp(const char *path)
 	return buf;
 }
 
+/* The first stall event that names the bully among its bullies, copied to
+ * buf; NULL if none. A stall of the victim before the bully writes (its own
+ * fsyncs on a busy machine) rightly names no one, and is passed over. */
+static const char *bully_stall(const char *events, char *buf, size_t cap)
+{
+	for (const char *s = strstr(events, "\"type\":\"stall\""); s;
+	     s = strstr(s + 1, "\"type\":\"stall\"")) {
+		const char *b, *named, *mech;
+
+		snprintf(buf, cap, "%.*s", (int)strcspn(s, "\n"), s);
+		b = strstr(buf, "\"bully\":[");
+		named = b ? strstr(b, "\"comm\":\"bully\"") : NULL;
+		mech = b ? strstr(b, "\"mechanism\":") : NULL;
+		if (named && (!mech || named < mech))
+			return buf;
+	}
+	return NULL;
+}
+
 static pid_t victim(void)
 {
 	pid_t p = fork();
@@ -120,6 +139,7 @@ int main(int argc, char **argv)
 	char csv[200], ev[200], err[200], disklist[256], da_old[8];
 	pid_t v, b, tr;
 	const char *events = "", *stall = NULL;
+	static char line[8192];
 	int status;
 
 	if (argc < 3) {
@@ -153,7 +173,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 380 && !stall; i++) {
 		live_sleep_ms(100);
 		events = slurp(ev);
-		stall = strstr(events, "\"type\":\"stall\"");
+		stall = bully_stall(events, line, sizeof(line));
 		if (i == 200 && !stall) {
 			/* The first round did not stall the victim: a second. */
 			waitpid(b, NULL, 0);
@@ -176,14 +196,13 @@ int main(int argc, char **argv)
 	events = slurp(ev);
 	TAP_OK(strstr(events, "\"task_delayacct\":\"on\"") != NULL,
 	       "config line: delay accounting on");
-	stall = strstr(events, "\"type\":\"stall\"");
-	TAP_OK(stall != NULL, "a real stall of the victim was caught");
+	TAP_OK(strstr(events, "\"type\":\"stall\"") != NULL, "a real stall of the victim was caught");
+	stall = bully_stall(events, line, sizeof(line));
+	TAP_OK(stall != NULL, "and one while the bully wrote names it");
 	if (stall) {
-		printf("# %.*s\n", (int)strcspn(stall, "\n"), stall);
-		TAP_OK(strstr(stall, "\"comm\":\"victim\"") != NULL, "the victim is named");
-		TAP_OK(strstr(stall, "\"bully\":[{\"pid\":") != NULL &&
-			       strstr(strstr(stall, "\"bully\":["), "\"comm\":\"bully\"") != NULL,
-		       "the bully is named");
+		printf("# %s\n", stall);
+		TAP_OK(strstr(stall, "\"victim\":{\"pid\":") && strstr(stall, "\"comm\":\"victim\""),
+		       "the victim is named");
 		TAP_OK(strstr(stall, "\"mechanism\":\"") != NULL, "a mechanism is given");
 	}
 	TAP_OK(strstr(slurp(csv), ",victim,") != NULL, "the victim has CSV rows");
