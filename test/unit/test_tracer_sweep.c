@@ -294,9 +294,20 @@ static void wchan_kept(struct pl_tproc *p)
 	       "in its vfork wait, its wchan is read through an fd kept open: %s",
 	       in_d.buf ? in_d.buf : "");
 	fd = p->wchan_fd;
-	wait_state(p->pid, 'S'); /* the child exited: on the pipe now */
-	TAP_OK(pl__tproc_read_wchan(&tp, p) > 0 && p->wchan_fd == fd && wchan_now(p->pid, &now) &&
-		       strcmp(tp.scratch.buf, now.buf) == 0 && in_d.buf &&
+	wait_state(p->pid, 'S'); /* the child exited: on its way to the pipe */
+	/* S from the moment it sleeps anywhere: compare where it stays (the
+	 * same wchan by path before and after the kept fd's read) */
+	for (int i = 0; i < 200; i++) {
+		struct pl_procfile again = PL_PROCFILE_INIT;
+		bool stable = wchan_now(p->pid, &now) && pl__tproc_read_wchan(&tp, p) > 0 &&
+			      wchan_now(p->pid, &again) && strcmp(now.buf, again.buf) == 0;
+
+		pl__procfile_free(&again);
+		if (stable)
+			break;
+		usleep(10000);
+	}
+	TAP_OK(p->wchan_fd == fd && now.buf && strcmp(tp.scratch.buf, now.buf) == 0 && in_d.buf &&
 		       strcmp(now.buf, in_d.buf) != 0,
 	       "asleep on its pipe, the same fd reads where it sleeps now: %s",
 	       now.buf ? now.buf : "");
