@@ -101,25 +101,13 @@ static void on_resource_line(void *ctx, const char *json_line)
 }
 
 /* On the loop's thread: to the recording, and to the host when the link
- * runs (pl__daemon_link_telemetry counts what it cannot send). A line ends
- * in '\n'; the link takes it NUL-terminated. */
+ * runs (pl__daemon_link_telemetry counts what it cannot send). */
 static void forward_line(struct daemon *d, struct module *m, const char *line, size_t len)
 {
-	char *copy = malloc(len + 1);
-
 	m->forwarded++;
 	pl__recorder_line(&d->recorder, line, len);
-	if (!d->link)
-		goto out;
-	if (!copy) {
-		pl__log_warnx("%s: out of memory: a line not sent", m->name);
-		goto out;
-	}
-	memcpy(copy, line, len);
-	copy[len] = '\0';
-	pl__daemon_link_telemetry(d->link, copy);
-out:
-	free(copy);
+	if (d->link)
+		pl__daemon_link_telemetry(d->link, line);
 }
 
 static void on_tracer_line(void *ctx, const char *line, size_t len)

@@ -1,5 +1,5 @@
 /* See worker.h. The queue is a ring of records (a 32-bit length, then the
- * line) under one mutex that either side holds only to copy bytes; an
+ * line and its NUL) under one mutex that either side holds only to copy bytes; an
  * eventfd, written when the ring goes from empty to not, wakes the loop. */
 #include "worker.h"
 #include "event_loop.h"
@@ -50,14 +50,15 @@ bool pl__worker_put(struct pl_worker *w, const char *line, size_t len)
 	bool was_empty, fits;
 
 	pthread_mutex_lock(&w->lock);
-	fits = len <= UINT32_MAX && w->used + sizeof(n) + len <= w->cap;
+	fits = len < UINT32_MAX && w->used + sizeof(n) + len + 1 <= w->cap;
 	was_empty = w->used == 0;
 	if (fits) {
 		size_t tail = (w->head + w->used) % w->cap;
 
 		ring_copy_in(w, tail, &n, sizeof(n));
 		ring_copy_in(w, (tail + sizeof(n)) % w->cap, line, len);
-		w->used += sizeof(n) + len;
+		ring_copy_in(w, (tail + sizeof(n) + len) % w->cap, "", 1);
+		w->used += sizeof(n) + len + 1;
 	} else {
 		w->stats.lines_dropped++;
 	}
@@ -98,7 +99,7 @@ static void hand_on(struct pl_worker *w, size_t n)
 		memcpy(&len, w->scratch + at, sizeof(len));
 		at += sizeof(len);
 		w->ops.line(w->ctx, w->scratch + at, len);
-		at += len;
+		at += len + 1;
 	}
 }
 

@@ -25,7 +25,8 @@ struct pl_worker_ops {
 	/* On the worker's thread, once an interval: 0 to go on; any other
 	 * value stops the worker and is handed to done. */
 	int (*tick)(void *ctx);
-	/* On the loop's thread: one line put by tick, in order. */
+	/* On the loop's thread: one line put by tick, in order, NUL-terminated
+	 * (len leaves the NUL out). */
 	void (*line)(void *ctx, const char *line, size_t len);
 	/* On the loop's thread, once, after the last line: tick's return. */
 	void (*done)(void *ctx, int ret);
